@@ -1,0 +1,121 @@
+"""Input validation shared by the numeric layer.
+
+Every public function checks its arguments with these helpers so that bad input fails with a
+``ValueError`` naming the parameter and the offending value. All checks are positive predicates
+(``not (x > 0)`` is true for NaN), so NaN never slips through a comparison.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+__all__ = [
+    "as_float_array",
+    "check_count",
+    "check_delta",
+    "check_finite",
+    "check_nonnegative",
+    "check_order",
+    "check_positive",
+    "check_probability_open",
+    "check_rate",
+]
+
+
+def _as_real(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a real number, got {value!r}")
+    return float(value)
+
+
+def check_finite(name: str, value: object) -> float:
+    """Return ``value`` as a float if it is a finite real number, else raise ``ValueError``."""
+    x = _as_real(name, value)
+    if not math.isfinite(x):
+        raise ValueError(f"{name} must be finite, got {x!r}")
+    return x
+
+
+def check_positive(name: str, value: object) -> float:
+    """Return ``value`` as a float if it is finite and > 0, else raise ``ValueError``."""
+    x = _as_real(name, value)
+    if not (x > 0.0 and math.isfinite(x)):
+        raise ValueError(f"{name} must be finite and > 0, got {x!r}")
+    return x
+
+
+def check_nonnegative(name: str, value: object) -> float:
+    """Return ``value`` as a float if it is finite and >= 0, else raise ``ValueError``."""
+    x = _as_real(name, value)
+    if not (x >= 0.0 and math.isfinite(x)):
+        raise ValueError(f"{name} must be finite and >= 0, got {x!r}")
+    return x
+
+
+def check_rate(name: str, value: object) -> float:
+    """Return a sampling rate in (0, 1], else raise ``ValueError``."""
+    x = _as_real(name, value)
+    if not (0.0 < x <= 1.0):
+        raise ValueError(f"{name} must lie in (0, 1], got {x!r}")
+    return x
+
+
+def check_probability_open(name: str, value: object) -> float:
+    """Return a probability in the open interval (0, 1), else raise ``ValueError``."""
+    x = _as_real(name, value)
+    if not (0.0 < x < 1.0):
+        raise ValueError(f"{name} must lie in (0, 1), got {x!r}")
+    return x
+
+
+def check_delta(name: str, value: object) -> float:
+    """Return a target delta in (0, 1), else raise ``ValueError``."""
+    return check_probability_open(name, value)
+
+
+def check_count(name: str, value: object, *, minimum: int = 1, maximum: int = 10**15) -> int:
+    """Return a whole-number count in ``[minimum, maximum]``, else raise ``ValueError``.
+
+    Integral floats such as ``1e4`` are accepted (they are common on command lines and in
+    configs); booleans, fractions and non-finite values are refused.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be a whole number, got {value!r}")
+    if isinstance(value, numbers.Integral):
+        n = int(value)
+    elif isinstance(value, numbers.Real):
+        x = float(value)
+        if not (math.isfinite(x) and x == math.floor(x)):
+            raise ValueError(f"{name} must be a whole number, got {value!r}")
+        n = int(x)
+    else:
+        raise ValueError(f"{name} must be a whole number, got {value!r}")
+    if not (minimum <= n <= maximum):
+        raise ValueError(f"{name} must lie in [{minimum}, {maximum}], got {n!r}")
+    return n
+
+
+def check_order(name: str, value: object, *, maximum: int) -> int:
+    """Return an expansion order in ``[0, maximum]``, else raise ``ValueError``."""
+    return check_count(name, value, minimum=0, maximum=maximum)
+
+
+def as_float_array(name: str, value: object, *, nonnegative: bool = False) -> np.ndarray:
+    """Return ``value`` as a float array of finite numbers (>= 0 if asked), else raise."""
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be real numbers, got {value!r}") from exc
+    if arr.size == 0:
+        raise ValueError(f"{name} must not be empty")
+    bad = ~np.isfinite(arr)
+    if nonnegative:
+        bad |= ~(arr >= 0.0)
+    if bad.any():
+        first = arr[bad].flat[0]
+        cond = "finite and >= 0" if nonnegative else "finite"
+        raise ValueError(f"{name} must be {cond}, got {first!r}")
+    return arr

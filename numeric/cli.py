@@ -1,0 +1,221 @@
+"""The ``edgeworth`` command line: a stable contract for scripts and audits.
+
+::
+
+    edgeworth epsilon --mechanism NAME [--sigma S] [--scale B] [--eps0 E] [--delta0 D0]
+        [--rate Q] [--sensitivity D] --steps M --delta D [--method M] [--order K] [--json]
+    edgeworth delta   (same flags, --eps E instead of --delta)
+    edgeworth epsilon|delta --spec FILE ...      (a TOML composition, see numeric.spec)
+    edgeworth demo
+
+Other layers add subcommands through the ``edgeworth.commands`` entry-point group (an object
+called with the argparse subparsers) and methods through ``edgeworth.methods``; numeric never
+imports them by name. Bad flags or values print one line on stderr and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from importlib import metadata
+
+from ._validation import check_count
+from .composition import Composition, compose
+from .mechanisms import MECHANISMS, PoissonSubsampledGaussian, RandomizedResponse
+from .methods import METHODS, PLUGIN_ERRORS, load_plugins
+from .methods import delta as delta_by_method
+from .methods import epsilon as epsilon_by_method
+from .spec import load_spec
+
+__all__ = ["build_parser", "main"]
+
+_PARAM_FLAGS = ("sigma", "scale", "eps0", "delta0", "rate", "sensitivity")
+_ORDER_METHODS = ("aea", "aea-ea")
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2, no usage dump
+        raise _UsageError(message)
+
+
+def _steps(text: str) -> int:
+    try:
+        value: int | float = int(text)
+    except ValueError:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"--steps must be a whole number, got {text!r}"
+            ) from None
+    try:
+        return check_count("steps", value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _real(flag: str):
+    def conv(text: str) -> float:
+        try:
+            return float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} must be a number, got {text!r}") from None
+
+    return conv
+
+
+def _add_query(sub, name: str, target: str, help_text: str) -> None:
+    p = sub.add_parser(name, help=help_text)
+    p.add_argument("--mechanism", choices=sorted(MECHANISMS))
+    p.add_argument("--spec", metavar="FILE", help="TOML composition (replaces --mechanism)")
+    for flag in _PARAM_FLAGS:
+        p.add_argument(f"--{flag}", type=_real(f"--{flag}"))
+    p.add_argument("--steps", type=_steps, help="number of compositions")
+    p.add_argument(f"--{target}", type=_real(f"--{target}"), required=True)
+    p.add_argument("--method", default="aea", help="aea | aea-ea | gdp | clt | exact | plug-ins")
+    p.add_argument("--order", type=int, default=2, help="Edgeworth order (aea methods)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(handler=_run_query, query=name)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser, including subcommands contributed by plug-ins."""
+    parser = _Parser(prog="edgeworth", description="Privacy accounting for compositions.")
+    try:
+        version = metadata.version("edgeworth-accountant")
+    except metadata.PackageNotFoundError:
+        version = "unknown"
+    parser.add_argument("--version", action="version", version=f"edgeworth {version}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    _add_query(sub, "epsilon", "delta", "epsilon at a target delta")
+    _add_query(sub, "delta", "eps", "delta at a given epsilon")
+    demo = sub.add_parser("demo", help="a representative DP-SGD accounting, side by side")
+    demo.set_defaults(handler=_run_demo)
+    for ep in metadata.entry_points(group="edgeworth.commands"):
+        try:
+            ep.load()(sub)
+        except Exception as exc:  # a broken plug-in must not break the CLI
+            PLUGIN_ERRORS.append(f"command plug-in {ep.name!r} failed to load: {exc}")
+    return parser
+
+
+def _composition(args) -> tuple[Composition, dict]:
+    params = {k: getattr(args, k) for k in _PARAM_FLAGS if getattr(args, k) is not None}
+    if args.spec is not None:
+        if args.mechanism is not None or params or args.steps is not None:
+            raise ValueError("--spec replaces --mechanism, its parameters and --steps")
+        comp = load_spec(args.spec)
+        return comp, {"spec": args.spec, "composition": comp.describe()}
+    if args.mechanism is None:
+        raise ValueError("give --mechanism (with its parameters and --steps) or --spec FILE")
+    if args.steps is None:
+        raise ValueError("--steps is required with --mechanism")
+    entry = MECHANISMS[args.mechanism]
+    try:
+        mech = entry.build(params)
+    except ValueError as exc:
+        raise ValueError(f"--mechanism {args.mechanism}: {exc}") from None
+    inputs = {"mechanism": args.mechanism, **params, "steps": args.steps}
+    return compose([(mech, args.steps)]), inputs
+
+
+def _run_query(args) -> int:
+    comp, inputs = _composition(args)
+    if args.method not in METHODS:
+        load_plugins()
+    if args.method not in METHODS:
+        raise ValueError(f"--method must be one of {sorted(METHODS)}, got {args.method!r}")
+    opts = {"order": args.order} if args.method in _ORDER_METHODS else {}
+    if args.query == "epsilon":
+        res = epsilon_by_method(comp, args.delta, args.method, **opts)
+        inputs["delta"] = args.delta
+    else:
+        res = delta_by_method(comp, args.eps, args.method, **opts)
+        inputs["eps"] = args.eps
+    if args.json:
+        out = res.to_dict()
+        out["inputs"] = inputs
+        print(json.dumps(out, allow_nan=False))
+        return 0
+    kind = "ESTIMATE (not a bound)" if res.estimate else "exact for this mechanism"
+    if args.query == "epsilon":
+        val = "inf (delta not achievable)" if math.isinf(res.epsilon) else f"{res.epsilon:.10g}"
+        print(f"epsilon = {val}  at delta = {args.delta:g}")
+    else:
+        print(f"delta = {float(res.delta):.10g}  at eps = {args.eps:g}")
+    order = f", order {res.details['order']}" if "order" in res.details else ""
+    print(f"  method: {res.method}{order}; {kind}; direction {res.direction}")
+    for w in res.warnings:
+        print(f"  warning: {w}")
+    return 0
+
+
+def _row(label: str, fn, note: str) -> str:
+    t0 = time.perf_counter()
+    try:
+        value = f"{float(fn()):10.5f}"
+    except ValueError as exc:
+        value, note = "       n/a", str(exc)
+    ms = 1e3 * (time.perf_counter() - t0)
+    return f"  {label:<34} {value}  {ms:8.1f} ms   {note}"
+
+
+def _run_demo(args) -> int:
+    load_plugins()
+    sigma, rate, steps, delta = 1.0, 0.01, 10_000, 1e-5
+    sgd = compose([(PoissonSubsampledGaussian(sigma, rate), steps)])
+    print(f"DP-SGD: noise multiplier {sigma}, Poisson rate {rate}, {steps} steps, delta {delta:g}")
+    print(f"  {'method':<34} {'epsilon':>10}  {'time':>11}   what it is")
+    for order in (0, 1, 2):
+        print(_row(f"AEA (Q-only Edgeworth) order {order}",
+                   lambda o=order: epsilon_by_method(sgd, delta, "aea", order=o),
+                   "estimate, not a bound"))
+    print(_row("AEA two-sided (EA paper) order 2",
+               lambda: epsilon_by_method(sgd, delta, "aea-ea", order=2),
+               "estimate (paper variant), not a bound"))
+    print(_row("GDP (Thm 3.5 centring mu)", lambda: epsilon_by_method(sgd, delta, "gdp"),
+               "CLT estimate, not a bound"))
+    print(_row("CLT (Bu et al. 2020 mu)", lambda: epsilon_by_method(sgd, delta, "clt"),
+               "CLT estimate, not a bound"))
+    if "certified" in METHODS:
+        print(_row("certified", lambda: epsilon_by_method(sgd, delta, "certified"),
+                   "certified interval (upper end shown)"))
+    else:
+        print("  exact / certified: not in the numeric layer for DP-SGD (certify package)")
+    n, eps0, d2 = 10, 1 / math.sqrt(10), 1e-3
+    rr = compose([(RandomizedResponse(eps0), n)])
+    print(f"\nSeed example: {n} x randomized response eps0 = 1/sqrt({n}), delta {d2:g}")
+    print(_row("exact (binomial, KOV)", lambda: epsilon_by_method(rr, d2, "exact"),
+               "exact for this mechanism"))
+    print(_row("CLT mu = 1 (GDP Thm 3.6)", lambda: epsilon_by_method(rr, d2, "clt"),
+               "CLT estimate"))
+    print(_row("AEA order 2", lambda: epsilon_by_method(rr, d2, "aea", order=2),
+               "estimate; lattice PLLR"))
+    print("\nEstimates can under-report epsilon; only certified bounds are guarantees.")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``edgeworth`` console script; returns the exit status."""
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        return int(args.handler(args) or 0)
+    except _UsageError as exc:
+        print(f"edgeworth: error: {exc}", file=sys.stderr)
+        return 2
+    except (ValueError, OSError, ArithmeticError) as exc:
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        print(f"edgeworth: error: {msg}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

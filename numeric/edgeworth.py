@@ -1,0 +1,214 @@
+r"""Edgeworth expansions of a standardized PLLR sum and their closed-form Q-only delta.
+
+Standardize S with z = (s - K1)/sigma, sigma^2 = K2, lambda_j = K_j / K2^{j/2} (summed cumulants).
+The Edgeworth density of order r is g(z) = phi(z) [1 + sum_k c_k He_k(z)] with probabilists'
+Hermite polynomials He_k, and the CDF is G(z) = Phi(z) - phi(z) sum_k c_k He_{k-1}(z)
+(Hall, *The Bootstrap and Edgeworth Expansion*, 1992, Section 2.2; Petrov 1975, Ch. VI;
+Wang et al., arXiv:2206.04236, Eq. (3.3)-(3.4)). Orders 1 and 2 (MATH.md section 3):
+
+* order 1: c_3 = lambda_3/6;
+* order 2: c_3 = lambda_3/6, c_4 = lambda_4/24, c_6 = lambda_3^2/72.
+
+Higher orders plug in through :func:`register_series_order` (derive generates them).
+
+**Q-only delta** (this project's AEA, MATH.md section 3): with eps = K1 + sigma z0 and
+a = z0 + sigma,
+
+.. math::
+
+    \delta_G(\varepsilon) = \int_{z_0}^\infty \bigl(1 - e^{-\sigma (z - z_0)}\bigr) g(z)\,dz
+      = H(z_0, \sigma) + \sum_k c_k T_k,
+
+    T_k = \varphi(z_0)\Bigl[He_{k-1}(z_0)
+          - \sum_{j=1}^{k} \binom{k}{j} (-\sigma)^{k-j} He_{j-1}(a)\Bigr]
+          - (-\sigma)^k e^{\sigma z_0 + \sigma^2/2}\, \bar\Phi(a),
+
+using e^{-sigma z} phi(z) = e^{sigma^2/2} phi(z + sigma), the Appell identity
+He_k(w - sigma) = sum_j C(k, j) He_j(w) (-sigma)^{k-j}, and int_a^inf phi He_j = phi(a) He_{j-1}(a).
+H is the normal hockey stick (:func:`numeric.special.normal_hockey_stick`) and
+e^{sigma z0 + sigma^2/2} Phibar(a) = phi(z0) R(a) with the Mills ratio R, so every term carries the
+factor phi(z0) and nothing overflows. The result is an *approximation* of delta, not a bound.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from math import comb
+
+import numpy as np
+from scipy import special
+
+from .special import SQRT_2PI, mills_ratio, normal_hockey_stick
+
+__all__ = [
+    "SERIES_ORDERS",
+    "edgeworth_cdf",
+    "edgeworth_sf",
+    "hermite_e",
+    "q_only_delta",
+    "register_series_order",
+    "series_coefficients",
+    "standardize",
+]
+
+SeriesFn = Callable[[dict[int, float]], dict[int, float]]
+SERIES_ORDERS: dict[int, tuple[int, SeriesFn]] = {}
+
+
+def register_series_order(order: int, cumulants_needed: int, fn: SeriesFn) -> None:
+    """Register the density coefficients ``{k: c_k}`` of Edgeworth order ``order``.
+
+    Args:
+        order: Expansion order r (terms up to m^{-r/2}).
+        cumulants_needed: Highest cumulant order the coefficients use (r + 2).
+        fn: Map from standardized cumulants ``{j: lambda_j}`` to ``{k: c_k}``.
+    """
+    SERIES_ORDERS[order] = (cumulants_needed, fn)
+
+
+register_series_order(0, 2, lambda lam: {})
+register_series_order(1, 3, lambda lam: {3: lam[3] / 6.0})
+register_series_order(
+    2, 4, lambda lam: {3: lam[3] / 6.0, 4: lam[4] / 24.0, 6: lam[3] ** 2 / 72.0}
+)
+
+
+def standardize(kappas: np.ndarray) -> tuple[float, float, dict[int, float]]:
+    """Return ``(K1, sigma, {j: lambda_j})`` from summed cumulants ``[K1, K2, ...]``.
+
+    Raises:
+        ValueError: if K2 is not positive and finite.
+    """
+    k = np.asarray(kappas, dtype=float)
+    if len(k) < 2 or not (k[1] > 0.0 and np.isfinite(k[1])):
+        raise ValueError(f"the PLLR variance K2 must be finite and > 0, got {k[1:2]!r}")
+    sigma = float(np.sqrt(k[1]))
+    lam = {j: float(k[j - 1] / k[1] ** (j / 2.0)) for j in range(3, len(k) + 1)}
+    return float(k[0]), sigma, lam
+
+
+def series_coefficients(lam: dict[int, float], order: int) -> dict[int, float]:
+    """Edgeworth density coefficients ``{k: c_k}`` of the given order.
+
+    Raises:
+        ValueError: if the order is not available or cumulants are missing.
+    """
+    if order not in SERIES_ORDERS:
+        raise ValueError(f"order must be one of {sorted(SERIES_ORDERS)}, got {order!r}")
+    need, fn = SERIES_ORDERS[order]
+    if any(j not in lam for j in range(3, need + 1)):
+        raise ValueError(f"order {order} needs cumulants up to {need}")
+    return fn(lam)
+
+
+def cumulants_needed(order: int) -> int:
+    """Highest cumulant order used by Edgeworth order ``order``."""
+    if order not in SERIES_ORDERS:
+        raise ValueError(f"order must be one of {sorted(SERIES_ORDERS)}, got {order!r}")
+    return SERIES_ORDERS[order][0]
+
+
+def hermite_e(n: int, x: np.ndarray) -> list[np.ndarray]:
+    """Probabilists' Hermite polynomials ``[He_0(x), ..., He_n(x)]`` (three-term recurrence)."""
+    x = np.asarray(x, dtype=float)
+    out = [np.ones_like(x), x.copy()]
+    for j in range(1, n):
+        out.append(x * out[j] - j * out[j - 1])
+    return out[: n + 1]
+
+
+def _phi(z: np.ndarray) -> np.ndarray:
+    return np.exp(-0.5 * z * z) / SQRT_2PI
+
+
+def edgeworth_sf(z: np.ndarray, coeffs: dict[int, float]) -> np.ndarray:
+    """Survival function 1 - G(z) = Phibar(z) + phi(z) sum_k c_k He_{k-1}(z) (may leave [0,1])."""
+    z = np.asarray(z, dtype=float)
+    out = special.ndtr(-z)
+    if coeffs:
+        he = hermite_e(max(coeffs), z)
+        out = out + _phi(z) * sum(c * he[k - 1] for k, c in coeffs.items())
+    return out
+
+
+def edgeworth_cdf(z: np.ndarray, coeffs: dict[int, float]) -> np.ndarray:
+    """CDF G(z) = Phi(z) - phi(z) sum_k c_k He_{k-1}(z) (may leave [0,1])."""
+    z = np.asarray(z, dtype=float)
+    out = special.ndtr(z)
+    if coeffs:
+        he = hermite_e(max(coeffs), z)
+        out = out - _phi(z) * sum(c * he[k - 1] for k, c in coeffs.items())
+    return out
+
+
+def q_only_delta(
+    z0: np.ndarray, sigma: float, coeffs: dict[int, float]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Closed-form Q-only delta of the Edgeworth law (module docstring) and a cancellation factor.
+
+    Args:
+        z0: Standardized thresholds (eps - K1)/sigma.
+        sigma: sqrt(K2) > 0.
+        coeffs: Density coefficients from :func:`series_coefficients`.
+
+    Returns:
+        ``(delta, cancellation)``: the surrogate delta (may be slightly negative where the
+        Edgeworth density is) and ``sum |terms| / |delta|`` (1 means no cancellation; relative
+        rounding error is about 1e-16 times this).
+    """
+    z0 = np.asarray(z0, dtype=float)
+    base = normal_hockey_stick(z0, sigma)
+    if not coeffs:
+        return base, np.ones_like(base)
+    kmax = max(coeffs)
+    a = z0 + sigma
+    phi0 = _phi(z0)
+    he_z = hermite_e(kmax, z0)
+    he_a = hermite_e(kmax, a)
+    # W = e^{sigma z0 + sigma^2/2} Phibar(a), overflow-free in both branches.
+    w = np.where(
+        a > 0.0,
+        phi0 * mills_ratio(np.maximum(a, 0.0)),
+        np.exp(sigma * z0 + 0.5 * sigma * sigma + special.log_ndtr(-np.minimum(a, 0.0))),
+    )
+    total = base.copy()
+    magnitude = np.abs(base)
+    for k, c in coeffs.items():
+        inner = he_z[k - 1].copy()
+        inner_abs = np.abs(inner)
+        for j in range(1, k + 1):
+            t = comb(k, j) * (-sigma) ** (k - j) * he_a[j - 1]
+            inner -= t
+            inner_abs += np.abs(t)
+        tail = (-sigma) ** k * w
+        total += c * (phi0 * inner - tail)
+        magnitude += abs(c) * (phi0 * inner_abs + np.abs(tail))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cancel = np.where(total != 0.0, magnitude / np.abs(total), np.inf)
+    cancel = np.where(magnitude == 0.0, 1.0, cancel)
+    return total, cancel
+
+
+def two_sided_delta(
+    eps: np.ndarray,
+    x_std: tuple[float, float, dict[int, float]],
+    y_std: tuple[float, float, dict[int, float]],
+) -> np.ndarray:
+    """EA's two-sided plug-in 1 - G_Y(eps) - e^eps (1 - G_X(eps)) (arXiv:2206.04236, Eq. (3.6)).
+
+    Kept as the named variant ``aea-ea`` for checks of the paper; the Q-only form is more
+    accurate. ``x_std`` and ``y_std`` are ``(K1, sigma, coeffs)`` of X and Y.
+    """
+    eps = np.asarray(eps, dtype=float)
+    k1y, sy, cy = y_std
+    k1x, sx, cx = x_std
+    zy = (eps - k1y) / sy
+    zx = (eps - k1x) / sx
+    sf_y = edgeworth_sf(zy, cy)
+    # e^eps (1 - G_X): e^eps Phibar(zx) + e^eps phi(zx) poly(zx), in log-space.
+    term = np.exp(eps + special.log_ndtr(-zx))
+    if cx:
+        he = hermite_e(max(cx), zx)
+        poly = sum(c * he[k - 1] for k, c in cx.items())
+        term = term + np.exp(eps - 0.5 * zx * zx) / SQRT_2PI * poly
+    return sf_y - term

@@ -1,0 +1,188 @@
+r"""The mechanism contract, PLLR cumulants, and the mechanism registry.
+
+A mechanism is a *dominating pair* (P, Q) (MATH.md section 1; Zhu, Dong, Wang, *Optimal Accounting
+of Differential Privacy via Characteristic Function*, AISTATS 2022). Its privacy-loss
+log-likelihood ratio is L = log q/p; X = L under P, Y = L under Q. Identities that every pair
+satisfies and that the contract tests check: K_X(t) = K_Y(t - 1), K_X(1) = 0, K_Y(-1) = 0,
+kappa_1(X) = -KL(P||Q) <= 0 <= KL(Q||P) = kappa_1(Y).
+
+The swapped pair (Q, P) has PLLR -L, so its X is -Y and its Y is -X: kappa_k(X') = (-1)^k
+kappa_k(Y) and kappa_k(Y') = (-1)^k kappa_k(X). Symmetric pairs (Y =d -X) need one direction only.
+
+Adding a mechanism touches its own module and one :func:`register_mechanism` call.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+__all__ = [
+    "DIRECTION_PQ",
+    "DIRECTION_QP",
+    "MECHANISMS",
+    "Mechanism",
+    "MechanismEntry",
+    "PLLRCumulants",
+    "register_mechanism",
+]
+
+DIRECTION_PQ = "P||Q"
+DIRECTION_QP = "Q||P"
+
+
+@dataclass(frozen=True)
+class PLLRCumulants:
+    """Cumulants ``kappa_1..kappa_r`` of the PLLR under P (``x``) and under Q (``y``)."""
+
+    x: tuple[float, ...]
+    y: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        if len(self.x) != len(self.y) or len(self.x) < 1:
+            raise ValueError("x and y cumulants must be non-empty and of equal length")
+        if not all(np.isfinite(self.x)) or not all(np.isfinite(self.y)):
+            raise ValueError(f"cumulants must be finite, got x={self.x!r}, y={self.y!r}")
+
+    @property
+    def order(self) -> int:
+        """Number of cumulants held."""
+        return len(self.x)
+
+    def swapped(self) -> PLLRCumulants:
+        """Cumulants of the swapped pair (Q, P): X' = -Y, Y' = -X."""
+        sign = [(-1.0) ** (k + 1) for k in range(self.order)]
+        return PLLRCumulants(
+            x=tuple(s * v for s, v in zip(sign, self.y, strict=True)),
+            y=tuple(s * v for s, v in zip(sign, self.x, strict=True)),
+        )
+
+    def for_direction(self, direction: str) -> PLLRCumulants:
+        """Cumulants of the pair taken in ``direction`` (``"P||Q"`` or ``"Q||P"``)."""
+        if direction == DIRECTION_PQ:
+            return self
+        if direction == DIRECTION_QP:
+            return self.swapped()
+        raise ValueError(
+            f"direction must be {DIRECTION_PQ!r} or {DIRECTION_QP!r}, got {direction!r}"
+        )
+
+
+def symmetric_cumulants(x: np.ndarray) -> PLLRCumulants:
+    """Build cumulants of a symmetric pair (Y =d -X) from those of X."""
+    x = np.asarray(x, dtype=float)
+    sign = (-1.0) ** np.arange(1, len(x) + 1)
+    return PLLRCumulants(x=tuple(x.tolist()), y=tuple((sign * x).tolist()))
+
+
+class Mechanism(ABC):
+    """A dominating pair (P, Q) described by its PLLR law.
+
+    Subclasses are frozen dataclasses validated in ``__post_init__``. Class attributes:
+
+    * ``symmetric`` -- Y =d -X, so one pair order suffices;
+    * ``lattice`` -- the PLLR has atoms (Edgeworth approximations ignore lattice effects);
+    * ``max_order`` -- highest cumulant order available (None = any).
+    """
+
+    symmetric: ClassVar[bool] = True
+    lattice: ClassVar[bool] = False
+    max_order: ClassVar[int | None] = None
+
+    @abstractmethod
+    def _cumulants(self, order: int) -> PLLRCumulants:
+        """Cumulants of orders 1..order (order already validated)."""
+
+    def pllr_cumulants(self, order: int) -> PLLRCumulants:
+        """Cumulants ``kappa_1..kappa_order`` of X (under P) and Y (under Q).
+
+        Args:
+            order: Highest cumulant order, whole number >= 1.
+
+        Returns:
+            A :class:`PLLRCumulants`.
+
+        Raises:
+            ValueError: if ``order`` is invalid or above what the mechanism provides.
+        """
+        from .._validation import check_count
+
+        order = check_count("order", order, minimum=1, maximum=64)
+        if self.max_order is not None and order > self.max_order:
+            raise ValueError(
+                f"order must be <= {self.max_order} for {type(self).__name__}, got {order}"
+            )
+        return self._cumulants(order)
+
+    @property
+    def delta_part(self) -> float:
+        """The f_{0,delta} factor of the mechanism (GDP Eq. 11); 0 except for ApproxDP."""
+        return 0.0
+
+    def exact_family(self) -> tuple[str, float] | None:
+        """Key of the exact-composition family this mechanism belongs to, or None.
+
+        Returns ``(family, parameter)``: ``("gaussian", mu^2)`` composes by adding mu^2 (GDP
+        Cor. 3.3); ``("pure", eps0)`` is the binomial (KOV) family, exact when every term shares
+        eps0.
+        """
+        return None
+
+    def clt_mu_squared(self) -> float:
+        """Per-step contribution to mu^2 in the central-limit (GDP Thm 3.5/3.6) approximation.
+
+        Default: Var_P(X), the limit of 2 KL when the per-step privacy loss is small. Mechanisms
+        with a published limit theorem override it.
+        """
+        return float(self.pllr_cumulants(2).x[1])
+
+    def describe(self) -> str:
+        """Short human-readable description."""
+        return repr(self)
+
+
+@dataclass(frozen=True)
+class MechanismEntry:
+    """Registry entry: how to build a mechanism from CLI flags / spec keys."""
+
+    name: str
+    cls: type
+    params: dict[str, str]  # spec/CLI key -> constructor argument
+    required: tuple[str, ...]
+
+    def build(self, values: dict[str, object]) -> Mechanism:
+        """Construct the mechanism from spec/CLI values (keys as in ``params``)."""
+        unknown = set(values) - set(self.params)
+        if unknown:
+            raise ValueError(
+                f"unknown parameter(s) {sorted(unknown)} for mechanism {self.name!r}; "
+                f"expected {sorted(self.params)}"
+            )
+        missing = [k for k in self.required if values.get(k) is None]
+        if missing:
+            flags = ", ".join(f"--{k.replace('_', '-')}" for k in missing)
+            raise ValueError(f"mechanism {self.name!r} needs {flags}")
+        kwargs = {self.params[k]: v for k, v in values.items() if v is not None}
+        return self.cls(**kwargs)
+
+
+MECHANISMS: dict[str, MechanismEntry] = {}
+
+
+def register_mechanism(
+    name: str, params: dict[str, str], required: tuple[str, ...]
+) -> Callable[[type], type]:
+    """Class decorator registering a mechanism under ``name`` for the CLI and spec files."""
+
+    def deco(cls: type) -> type:
+        if name in MECHANISMS:
+            raise ValueError(f"mechanism {name!r} is already registered")
+        MECHANISMS[name] = MechanismEntry(name, cls, dict(params), tuple(required))
+        cls.registry_name = name
+        return cls
+
+    return deco

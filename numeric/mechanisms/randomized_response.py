@@ -1,0 +1,100 @@
+r"""Randomized response (the canonical (eps0, 0)-DP pair) and the generic ApproxDP(eps, delta).
+
+Randomized response: P = (e^eps0, 1)/(1 + e^eps0), Q = (1, e^eps0)/(1 + e^eps0) on two outcomes;
+its trade-off function is f_{eps0,0} and it dominates every eps0-DP mechanism (Kairouz, Oh,
+Viswanath, arXiv:1311.0776; GDP Prop. 2.5). The PLLR is two-point: X = +eps0 with probability
+a = 1/(1 + e^eps0), else -eps0 (MATH.md section 4), so with m = E X = -eps0 tanh(eps0/2) the central
+moments are exact: mu_k = (2 eps0)^k a (1-a) [(1-a)^{k-1} + (-1)^k a^{k-1}].
+
+ApproxDP(eps, delta): f_{eps,delta} = f_{eps,0} (x) f_{0,delta} (GDP Eq. 11), so it is randomized
+response for the pure part plus a delta part composed exactly by Eq. 12-13.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special
+
+from .._validation import check_nonnegative, check_positive
+from ..moments import cumulants_from_central_moments
+from .base import Mechanism, PLLRCumulants, register_mechanism, symmetric_cumulants
+
+__all__ = ["ApproxDP", "RandomizedResponse"]
+
+
+def _two_point_cumulants(eps0: float, order: int) -> np.ndarray:
+    a = float(special.expit(-eps0))  # 1/(1+e^eps0), full relative precision
+    b = float(special.expit(eps0))  # 1 - a
+    mean = -eps0 * np.tanh(0.5 * eps0)
+    k = np.arange(1, order + 1)
+    central = (2.0 * eps0) ** k * a * b * (b ** (k - 1) + (-1.0) ** k * a ** (k - 1))
+    return cumulants_from_central_moments(mean, central)
+
+
+@register_mechanism("randomized-response", {"eps0": "eps"}, required=("eps0",))
+@dataclass(frozen=True)
+class RandomizedResponse(Mechanism):
+    """Randomized response with privacy parameter ``eps`` (pure eps-DP, lattice PLLR).
+
+    Args:
+        eps: Privacy parameter eps0, finite and > 0.
+    """
+
+    eps: float
+    lattice = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "eps", check_positive("eps", self.eps))
+
+    def _cumulants(self, order: int) -> PLLRCumulants:
+        return symmetric_cumulants(_two_point_cumulants(self.eps, order))
+
+    def exact_family(self) -> tuple[str, float]:
+        return ("pure", self.eps)
+
+    def clt_mu_squared(self) -> float:
+        """eps0^2, as in GDP Thm 3.6 (the CLT for (eps, delta)-DP compositions)."""
+        return self.eps**2
+
+
+@register_mechanism("approx-dp", {"eps0": "eps", "delta0": "delta"}, required=("eps0", "delta0"))
+@dataclass(frozen=True)
+class ApproxDP(Mechanism):
+    """A generic (eps, delta)-DP step, modelled by its worst case f_{eps,delta} (GDP Eq. 11).
+
+    The pure part f_{eps,0} composes like randomized response; the delta part composes exactly
+    as 1 - prod(1 - delta_i) (GDP Eq. 12) and enters the final profile through Eq. 13.
+
+    Args:
+        eps: Pure part eps >= 0 (0 means the step has only a delta part).
+        delta: delta in [0, 1).
+    """
+
+    eps: float
+    delta: float
+    lattice = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "eps", check_nonnegative("eps", self.eps))
+        d = check_nonnegative("delta", self.delta)
+        if not d < 1.0:
+            raise ValueError(f"delta must lie in [0, 1), got {d!r}")
+        object.__setattr__(self, "delta", d)
+
+    @property
+    def delta_part(self) -> float:
+        return self.delta
+
+    def _cumulants(self, order: int) -> PLLRCumulants:
+        if self.eps == 0.0:
+            return symmetric_cumulants(np.zeros(order))
+        return symmetric_cumulants(_two_point_cumulants(self.eps, order))
+
+    def exact_family(self) -> tuple[str, float]:
+        return ("pure", self.eps)
+
+    def clt_mu_squared(self) -> float:
+        """eps^2 (GDP Thm 3.6)."""
+        return self.eps**2
