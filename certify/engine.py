@@ -1,0 +1,204 @@
+r"""The Arb engine of certify: precision control, exact endpoint export, certified comparisons.
+
+Every enclosure in certify is computed with python-flint's ``arb`` balls (Arb: Johansson, *Arb:
+efficient arbitrary-precision midpoint-radius interval arithmetic*, IEEE Trans. Computers 2017),
+whose operations return balls guaranteed to contain the exact result. This module turns balls into
+what certify exposes: exact endpoints as mpmath numbers (built at a precision that holds every
+bit, so nothing is rounded to 53 bits), ``mpmath.iv`` intervals and exact decimal strings.
+
+mpmath's own ``iv`` context is *not* used for computing enclosures (it lacks a rigorous erfc and
+quadrature, and its exp can round inward, mpmath issue #1181); it only carries results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import mpmath
+from flint import arb, ctx
+
+__all__ = [
+    "DEFAULT_PRECISION",
+    "MAX_PRECISION",
+    "PrecisionExhaustedError",
+    "UndecidableError",
+    "adaptive",
+    "arb_from_float",
+    "certainly_less",
+    "endpoint_decimal",
+    "endpoints",
+    "exact_decimal",
+    "iv_workprec",
+    "to_iv",
+    "workprec",
+]
+
+DEFAULT_PRECISION = 128
+MAX_PRECISION = 1 << 14
+
+
+class UndecidableError(ArithmeticError):
+    """A comparison of balls could not be settled at the precision cap (never guessed)."""
+
+
+class PrecisionExhaustedError(ArithmeticError):
+    """The requested accuracy was not reached at the precision cap."""
+
+
+@contextmanager
+def workprec(bits: int):
+    """Set Arb's working precision (bits) inside a ``with`` block and restore it after."""
+    old = ctx.prec
+    ctx.prec = int(bits)
+    try:
+        yield
+    finally:
+        ctx.prec = old
+
+
+@contextmanager
+def iv_workprec(bits: int):
+    """Set ``mpmath.iv.prec`` inside a ``with`` block (mpmath's iv context has no workprec)."""
+    old = mpmath.iv.prec
+    mpmath.iv.prec = int(bits)
+    try:
+        yield
+    finally:
+        mpmath.iv.prec = old
+
+
+def arb_from_float(x: float) -> arb:
+    """The exact ball of a binary64 number (every float is a dyadic rational)."""
+    return arb(float(x))
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """An exact dyadic endpoint ``man * 2**exp``, or an infinity (``inf`` = +1 or -1)."""
+
+    man: int = 0  # Python int (exact)
+    exp: int = 0
+    inf: int = 0
+
+    @property
+    def is_finite(self) -> bool:
+        return self.inf == 0
+
+    def to_mpf(self) -> mpmath.mpf:
+        """The endpoint as an mpmath number, exactly (precision raised to hold every bit)."""
+        if self.inf:
+            return mpmath.inf if self.inf > 0 else -mpmath.inf
+        bits = max(53, abs(self.man).bit_length() + 2)
+        with mpmath.workprec(bits):
+            return mpmath.mpf((self.man, self.exp)) * 1  # exact at this precision
+
+    def decimal(self) -> str | None:
+        """Exact decimal string, or None for an infinity."""
+        return None if self.inf else exact_decimal(self.man, self.exp)
+
+
+def endpoints(x: arb) -> tuple[Endpoint, Endpoint]:
+    """Exact lower and upper endpoints of a ball (infinite ends for non-finite balls).
+
+    Raises:
+        ArithmeticError: if the ball is NaN.
+    """
+    if x.is_nan():
+        raise ArithmeticError("the enclosure is NaN (an operation left its domain)")
+    if not x.is_finite():
+        lo, hi = x.lower(), x.upper()
+        lo_e = _exact(lo) if lo.is_finite() else Endpoint(inf=-1)
+        hi_e = _exact(hi) if hi.is_finite() else Endpoint(inf=1)
+        return lo_e, hi_e
+    return _exact(x.lower()), _exact(x.upper())
+
+
+def _exact(x: arb) -> Endpoint:
+    man, exp = x.man_exp()
+    return Endpoint(int(man), int(exp))
+
+
+def exact_decimal(man: int, exp: int) -> str:
+    """Exact decimal expansion of ``man * 2**exp`` (finite, since 2^-k = 5^k / 10^k)."""
+    if man == 0:
+        return "0"
+    sign = "-" if man < 0 else ""
+    m = abs(man)
+    if exp >= 0:
+        return sign + str(m << exp)
+    k = -exp
+    digits = str(m * 5**k)
+    if len(digits) <= k:
+        digits = "0" * (k - len(digits) + 1) + digits
+    whole, frac = digits[:-k], digits[-k:].rstrip("0")
+    return sign + whole + ("." + frac if frac else "")
+
+
+def endpoint_decimal(x: arb) -> tuple[str | None, str | None]:
+    """Exact decimal strings of a ball's endpoints (None for infinite ends)."""
+    lo, hi = endpoints(x)
+    return lo.decimal(), hi.decimal()
+
+
+def to_iv(x: arb) -> mpmath.ctx_iv.ivmpf:
+    """The ball as an ``mpmath.iv.mpf`` interval with exact endpoints.
+
+    The interval is built under an iv precision large enough to hold both endpoints exactly.
+    """
+    lo, hi = endpoints(x)
+    bits = max(53, *(abs(e.man).bit_length() + 2 for e in (lo, hi) if e.is_finite))
+    with iv_workprec(bits):
+        return mpmath.iv.mpf([lo.to_mpf(), hi.to_mpf()])
+
+
+def certainly_less(a: arb, b: arb) -> bool:
+    """True if a < b certainly, False if a >= b certainly; else :class:`UndecidableError`."""
+    if a < b:
+        return True
+    if a >= b:
+        return False
+    raise UndecidableError(f"cannot decide {a} < {b} at {ctx.prec} bits")
+
+
+def adaptive(
+    compute: Callable[[], arb],
+    *,
+    rel_bits: int = 60,
+    start: int = DEFAULT_PRECISION,
+    cap: int = MAX_PRECISION,
+    accept: Callable[[arb], bool] | None = None,
+) -> tuple[arb, int]:
+    """Evaluate ``compute()`` at doubling precision until its ball is accurate enough.
+
+    Args:
+        compute: Builds the ball at the current ``ctx.prec`` (it must read precision from ctx).
+        rel_bits: Target relative accuracy in bits (ignored when ``accept`` is given).
+        start: First precision (bits).
+        cap: Largest precision tried; beyond it :class:`PrecisionExhaustedError` is raised.
+        accept: Optional predicate deciding whether the ball is good enough (e.g. a comparison
+            was settled); an :class:`UndecidableError` raised inside ``compute`` also triggers
+            a retry at higher precision.
+
+    Returns:
+        ``(ball, precision)`` of the first acceptable evaluation.
+    """
+    prec = int(start)
+    last: Exception | None = None
+    while prec <= cap:
+        with workprec(prec):
+            try:
+                x = compute()
+            except UndecidableError as exc:
+                last = exc
+            else:
+                ok = accept(x) if accept is not None else (
+                    x.is_finite() and (x.is_zero() or x.rel_accuracy_bits() >= rel_bits)
+                )
+                if ok:
+                    return x, prec
+        prec *= 2
+    if last is not None:
+        raise UndecidableError(f"{last} (precision cap {cap} bits reached)")
+    raise PrecisionExhaustedError(f"accuracy not reached at the precision cap of {cap} bits")
