@@ -132,6 +132,11 @@ class Mechanism(ABC):
         """
         return None
 
+    @property
+    def has_exact_answer(self) -> bool:
+        """True when compositions of this mechanism alone have a closed form (``exact`` method)."""
+        return self.exact_family() is not None
+
     def clt_mu_squared(self) -> float:
         """Per-step contribution to mu^2 in the central-limit (GDP Thm 3.5/3.6) approximation.
 
