@@ -105,10 +105,10 @@ def check_order(name: str, value: object, *, maximum: int) -> int:
 
 def as_float_array(name: str, value: object, *, nonnegative: bool = False) -> np.ndarray:
     """Return ``value`` as a float array of finite numbers (>= 0 if asked), else raise."""
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be real numbers, got {value!r}") from exc
+    raw = np.asarray(value)
+    if raw.dtype.kind not in "iuf":  # refuses bool, strings, objects
+        raise ValueError(f"{name} must be real numbers, got {value!r}")
+    arr = raw.astype(float)
     if arr.size == 0:
         raise ValueError(f"{name} must not be empty")
     bad = ~np.isfinite(arr)

@@ -35,6 +35,12 @@ class EdgeworthAccountant:
         self.method = method
         self._terms: list[tuple[Mechanism, int]] = []
         # validate eagerly so a typo fails at construction
+        from .methods import METHODS, load_plugins
+
+        if method not in METHODS:
+            load_plugins()
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
         if method in ("aea", "aea-ea"):
             from ._validation import check_order
             from .edgeworth import SERIES_ORDERS

@@ -30,13 +30,13 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import special
 
 from ._validation import as_float_array, check_delta, check_order
 from .composition import Composition, compose
 from .edgeworth import (
     SERIES_ORDERS,
     cumulants_needed,
-    edgeworth_sf,
     hermite_e,
     q_only_delta,
     series_coefficients,
@@ -88,17 +88,26 @@ class _Profile:
             k1x, sx, cx = self.x_std
             zx = (eps - k1x) / sx
             kx = max(cx, default=1)
-            ex = np.exp(eps) * _tail_envelope(zx, cx)
+            with np.errstate(divide="ignore", over="ignore"):
+                ex = np.exp(eps + _log_tail_envelope(zx, cx))
             env = env + np.where(zx >= 2.0 * math.sqrt(kx) + 1.0, ex, np.inf)
         return env
 
 
 def _tail_envelope(z: np.ndarray, coeffs: dict[int, float]) -> np.ndarray:
-    out = edgeworth_sf(z, {})
+    return np.exp(_log_tail_envelope(z, coeffs))
+
+
+def _log_tail_envelope(z: np.ndarray, coeffs: dict[int, float]) -> np.ndarray:
+    """log of Phibar(z) + phi(z) sum_k |c_k| |He_{k-1}(z)|, without overflow or underflow."""
+    z = np.asarray(z, dtype=float)
+    out = special.log_ndtr(-z)
     if coeffs:
         he = hermite_e(max(coeffs), z)
-        phi = np.exp(-0.5 * z * z) / SQRT_2PI
-        out = out + phi * sum(abs(c) * np.abs(he[k - 1]) for k, c in coeffs.items())
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            poly = sum(abs(c) * np.abs(he[k - 1]) for k, c in coeffs.items())
+            logpoly = np.where(np.isfinite(poly), np.log(poly), np.log(np.abs(z)) * max(coeffs))
+            out = np.logaddexp(out, -0.5 * z * z - math.log(SQRT_2PI) + logpoly)
     return out
 
 
@@ -207,14 +216,15 @@ def aea_delta(
 
 
 def _search_hi(p: _Profile, target: float, variant: str) -> float:
-    """eps beyond which the surrogate is provably below ``target``."""
-    z = np.arange(-p.k1 / p.sigma, 80.0, 0.25)
-    if z.size == 0:
-        z = np.array([-p.k1 / p.sigma])
-    eps = np.maximum(p.k1 + p.sigma * z, 0.0)
+    """eps beyond which the surrogate is provably below ``target`` (envelope of ``envelope``)."""
+    eps_max, step = max(p.k1 + 80.0 * p.sigma, 0.0), 0.25 * p.sigma
+    if variant == "aea-ea":  # e^eps (1 - G_X(eps)) peaks near K1x + sx^2
+        k1x, sx, _ = p.x_std
+        eps_max, step = max(eps_max, k1x + sx * sx + 80.0 * sx), min(step, 0.25 * sx)
+    eps = np.linspace(0.0, eps_max, int(np.clip(eps_max / step, 256, 16001)) + 1)
     env = p.envelope(eps, variant)
     bad = np.flatnonzero(~(env < 0.5 * target))
-    if bad.size and bad[-1] == len(z) - 1:
+    if bad.size and bad[-1] == len(eps) - 1:
         raise ValueError(f"target delta {target!r} is too small for the Edgeworth search range")
     idx = 0 if bad.size == 0 else bad[-1] + 1
     return float(max(eps[idx], 1e-12))

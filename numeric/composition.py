@@ -106,6 +106,11 @@ def compose(items: Mechanism | Composition | Iterable) -> Composition:
         return items
     if isinstance(items, Mechanism):
         items = [(items, 1)]
+    if isinstance(items, str | bytes) or not isinstance(items, Iterable):
+        raise ValueError(
+            f"items must be a mechanism, a composition or a list of (mechanism, count) pairs, "
+            f"got {items!r}"
+        )
     merged: dict[Mechanism, int] = {}
     for i, item in enumerate(items):
         if isinstance(item, Composition):

@@ -83,7 +83,12 @@ def standardize(kappas: np.ndarray) -> tuple[float, float, dict[int, float]]:
     if len(k) < 2 or not (k[1] > 0.0 and np.isfinite(k[1])):
         raise ValueError(f"the PLLR variance K2 must be finite and > 0, got {k[1:2]!r}")
     sigma = float(np.sqrt(k[1]))
-    lam = {j: float(k[j - 1] / k[1] ** (j / 2.0)) for j in range(3, len(k) + 1)}
+    log_sigma = 0.5 * float(np.log(k[1]))
+    lam = {
+        j: float(np.sign(k[j - 1]) * np.exp(np.log(abs(k[j - 1])) - j * log_sigma))
+        if k[j - 1] != 0.0 else 0.0
+        for j in range(3, len(k) + 1)
+    }
     return float(k[0]), sigma, lam
 
 
@@ -121,13 +126,22 @@ def _phi(z: np.ndarray) -> np.ndarray:
     return np.exp(-0.5 * z * z) / SQRT_2PI
 
 
+def _phi_poly(z: np.ndarray, coeffs: dict[int, float], shift: float = 0.0) -> np.ndarray:
+    """exp(shift) phi(z) sum_k c_k He_{k-1}(z), zero where the Gaussian factor underflows."""
+    log_g = shift - 0.5 * z * z
+    live = log_g > -745.0
+    zl = np.where(live, z, 0.0)
+    he = hermite_e(max(coeffs), zl)
+    poly = sum(c * he[k - 1] for k, c in coeffs.items())
+    return np.where(live, np.exp(np.where(live, log_g, 0.0)) / SQRT_2PI * poly, 0.0)
+
+
 def edgeworth_sf(z: np.ndarray, coeffs: dict[int, float]) -> np.ndarray:
     """Survival function 1 - G(z) = Phibar(z) + phi(z) sum_k c_k He_{k-1}(z) (may leave [0,1])."""
     z = np.asarray(z, dtype=float)
     out = special.ndtr(-z)
     if coeffs:
-        he = hermite_e(max(coeffs), z)
-        out = out + _phi(z) * sum(c * he[k - 1] for k, c in coeffs.items())
+        out = out + _phi_poly(z, coeffs)
     return out
 
 
@@ -136,8 +150,7 @@ def edgeworth_cdf(z: np.ndarray, coeffs: dict[int, float]) -> np.ndarray:
     z = np.asarray(z, dtype=float)
     out = special.ndtr(z)
     if coeffs:
-        he = hermite_e(max(coeffs), z)
-        out = out - _phi(z) * sum(c * he[k - 1] for k, c in coeffs.items())
+        out = out - _phi_poly(z, coeffs)
     return out
 
 
@@ -163,14 +176,19 @@ def q_only_delta(
     kmax = max(coeffs)
     a = z0 + sigma
     phi0 = _phi(z0)
+    # W = e^{sigma z0 + sigma^2/2} Phibar(a), overflow-free in both branches.
+    with np.errstate(over="ignore"):
+        w = np.where(
+            a > 0.0,
+            phi0 * mills_ratio(np.maximum(a, 0.0)),
+            np.exp(sigma * z0 + 0.5 * sigma * sigma + special.log_ndtr(-np.minimum(a, 0.0))),
+        )
+    # Where phi(z0) underflows the corrections are below 1e-308 (and Hermite values may be inf).
+    live = phi0 > 0.0
+    z0 = np.where(live, z0, 0.0)
+    a = np.where(live, a, sigma)
     he_z = hermite_e(kmax, z0)
     he_a = hermite_e(kmax, a)
-    # W = e^{sigma z0 + sigma^2/2} Phibar(a), overflow-free in both branches.
-    w = np.where(
-        a > 0.0,
-        phi0 * mills_ratio(np.maximum(a, 0.0)),
-        np.exp(sigma * z0 + 0.5 * sigma * sigma + special.log_ndtr(-np.minimum(a, 0.0))),
-    )
     total = base.copy()
     magnitude = np.abs(base)
     for k, c in coeffs.items():
@@ -180,9 +198,9 @@ def q_only_delta(
             t = comb(k, j) * (-sigma) ** (k - j) * he_a[j - 1]
             inner -= t
             inner_abs += np.abs(t)
-        tail = (-sigma) ** k * w
-        total += c * (phi0 * inner - tail)
-        magnitude += abs(c) * (phi0 * inner_abs + np.abs(tail))
+        tail = np.where(live, (-sigma) ** k * w, 0.0)
+        total += c * np.where(live, phi0 * inner - tail, 0.0)
+        magnitude += abs(c) * np.where(live, phi0 * inner_abs + np.abs(tail), 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         cancel = np.where(total != 0.0, magnitude / np.abs(total), np.inf)
     cancel = np.where(magnitude == 0.0, 1.0, cancel)
@@ -206,11 +224,10 @@ def two_sided_delta(
     zx = (eps - k1x) / sx
     sf_y = edgeworth_sf(zy, cy)
     # e^eps (1 - G_X): e^eps Phibar(zx) + e^eps phi(zx) poly(zx), in log-space.
-    term = np.exp(eps + special.log_ndtr(-zx))
+    with np.errstate(over="ignore"):
+        term = np.exp(eps + special.log_ndtr(-zx))
     if cx:
-        he = hermite_e(max(cx), zx)
-        poly = sum(c * he[k - 1] for k, c in cx.items())
-        term = term + np.exp(eps - 0.5 * zx * zx) / SQRT_2PI * poly
+        term = term + _phi_poly(zx, cx, shift=eps)
     return sf_y - term
 
 

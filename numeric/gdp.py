@@ -31,6 +31,8 @@ from .special import log_normal_hockey_stick, normal_hockey_stick
 
 __all__ = ["delta_mu", "epsilon_mu", "log_delta_mu", "poisson_subsampling_clt_mu"]
 
+_MAX_MU = 1e6  # eps ~ mu^2 / 2 ~ 5e11 at the cap; beyond it eps loses meaning in doubles
+
 
 def delta_mu(mu: float, eps: float | np.ndarray) -> float | np.ndarray:
     r"""Privacy profile of mu-GDP, :math:`\delta_\mu(\varepsilon)` (GDP Cor. 2.13).
@@ -81,6 +83,8 @@ def epsilon_mu(mu: float, delta: float) -> float:
         eps >= 0 (0 when delta_mu(0) <= delta already).
     """
     mu = check_positive("mu", mu)
+    if not mu <= _MAX_MU:
+        raise ValueError(f"mu must be <= {_MAX_MU:g} for epsilon_mu, got {mu!r}")
     delta = check_delta("delta", delta)
     log_target = math.log(delta)
     if float(log_normal_hockey_stick(-0.5 * mu, mu)) <= log_target:
@@ -95,10 +99,11 @@ def epsilon_mu(mu: float, delta: float) -> float:
     # Newton polish on log delta: d/d eps log delta = -e^eps Phi(-eps/mu - mu/2) / delta_mu.
     for _ in range(2):
         logd = float(log_normal_hockey_stick(root / mu - 0.5 * mu, mu))
-        slope = -math.exp(root + float(special.log_ndtr(-root / mu - 0.5 * mu)) - logd)
-        if not (slope < 0.0 and math.isfinite(slope)):
+        # slope = -exp(log_slope); step = (logd - log_target) / slope, formed without overflow
+        log_slope = root + float(special.log_ndtr(-root / mu - 0.5 * mu)) - logd
+        if not math.isfinite(log_slope) or log_slope < -700.0:
             break
-        step = (logd - log_target) / slope
+        step = -(logd - log_target) * math.exp(-log_slope)
         if not (abs(step) < 1e-6 * max(1.0, root)):
             break
         root = max(root - step, 0.0)

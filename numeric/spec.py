@@ -23,6 +23,7 @@ with the file name and the problem; sizes are capped so nothing can hang.
 from __future__ import annotations
 
 import os
+import stat
 import tomllib
 
 from ._validation import check_count
@@ -84,6 +85,8 @@ def load_spec(path: str | os.PathLike) -> Composition:
     """
     path = os.fspath(path)
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # FIFOs, devices, directories could hang
+            raise ValueError(f"cannot read spec file {path!r}: not a regular file")
         size = os.path.getsize(path)
         if size > MAX_SPEC_BYTES:
             raise ValueError(f"{path}: spec file too large ({size} bytes > {MAX_SPEC_BYTES})")
@@ -95,4 +98,6 @@ def load_spec(path: str | os.PathLike) -> Composition:
         data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ValueError(f"{path}: malformed TOML: {exc}") from None
+    except RecursionError:
+        raise ValueError(f"{path}: malformed TOML: nesting too deep") from None
     return parse_spec(data, path)

@@ -51,12 +51,37 @@ def subsampled_gaussian_pllr(x: np.ndarray, mu: float, rate: float) -> np.ndarra
         The PLLR at ``x``.
     """
     u = mu * np.asarray(x, dtype=float) - 0.5 * mu * mu
+    log1m = math.log1p(-rate) if rate < 1.0 else -math.inf
+    if rate > 0.5:  # log1p(p expm1(u)) would cancel as p expm1(u) -> -1
+        return np.logaddexp(log1m, math.log(rate) + u)
     small = u < 0.0
     out = np.empty_like(u)
     out[small] = np.log1p(rate * np.expm1(u[small]))
-    big = ~small
-    log1m = math.log1p(-rate) if rate < 1.0 else -math.inf
-    out[big] = np.logaddexp(log1m, math.log(rate) + u[big])
+    out[~small] = np.logaddexp(log1m, math.log(rate) + u[~small])
+    return out
+
+
+def _log1p_minus_x(w: np.ndarray) -> np.ndarray:
+    """log1p(w) - w without cancellation: series sum_{k>=2} (-1)^{k+1} w^k / k for |w| < 1e-2."""
+    out = np.log1p(w) - w
+    s = np.abs(w) < 1e-2
+    ws = w[s]
+    acc = np.zeros_like(ws)
+    for k in range(9, 1, -1):  # Horner; truncation < |w|^10 / 10, below 1e-16 relative
+        acc = ws * (acc + (-1.0) ** (k + 1) / k)
+    out[s] = ws * acc
+    return out
+
+
+def _xlog1p_minus_x(w: np.ndarray) -> np.ndarray:
+    """(1 + w) log1p(w) - w = sum_{k>=2} (-1)^k w^k / (k (k - 1)), series for |w| < 1e-2."""
+    out = (1.0 + w) * np.log1p(w) - w
+    s = np.abs(w) < 1e-2
+    ws = w[s]
+    acc = np.zeros_like(ws)
+    for k in range(9, 1, -1):
+        acc = ws * (acc + (-1.0) ** k / (k * (k - 1)))
+    out[s] = ws * acc
     return out
 
 
@@ -67,8 +92,11 @@ def _rule(mu: float, nodes: int) -> tuple[np.ndarray, np.ndarray]:
     return gauss_legendre_panels(a, b, panels, nodes)
 
 
-def _central_cumulants(values: np.ndarray, weights: np.ndarray, order: int) -> np.ndarray:
-    mean = float(np.dot(weights, values))
+def _central_cumulants(
+    values: np.ndarray, weights: np.ndarray, order: int, mean: float | None = None
+) -> np.ndarray:
+    if mean is None:
+        mean = float(np.dot(weights, values))
     dev = values - mean
     central = np.empty(order)
     power = np.ones_like(dev)
@@ -84,7 +112,34 @@ def _quadrature_cumulants(mu: float, rate: float, order: int, nodes: int):
     wp = w * phi
     wq = w * ((1.0 - rate) * phi + rate * np.exp(-0.5 * (x - mu) ** 2) / math.sqrt(2.0 * math.pi))
     L = subsampled_gaussian_pllr(x, mu, rate)
-    return _central_cumulants(L, wp, order), _central_cumulants(L, wq, order)
+    if rate >= 0.1:  # the means are O(p^2) against terms O(p): no significant cancellation
+        return _central_cumulants(L, wp, order), _central_cumulants(L, wq, order)
+    mean_x, mean_y = _means(x, w, mu, rate, L)
+    return (_central_cumulants(L, wp, order, mean_x), _central_cumulants(L, wq, order, mean_y))
+
+
+def _means(x: np.ndarray, w: np.ndarray, mu: float, rate: float, L: np.ndarray):
+    r"""E_P[L] = -KL(P||Q) and E_Q[L] = KL(Q||P) without the cancellation of small rates.
+
+    With v = p expm1(u), u = mu x - mu^2/2, E_P[v] = 0 exactly, so
+    E_P[L] = E_P[log1p(v) - v] and E_Q[L] = E_P[(1 + v) L] = E_P[(1 + v) log1p(v) - v]; the
+    integrands are O(v^2) pointwise and keep full relative precision when p is tiny (a direct
+    integral of L ~ v would lose a factor 1/p). Where u > 50 (v huge, no cancellation) the terms
+    are integrated directly with v phi(x) = p (phi(x - mu) - phi(x)), which cannot overflow.
+    """
+    phi = np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
+    phi_mu = np.exp(-0.5 * (x - mu) ** 2) / math.sqrt(2.0 * math.pi)
+    u = mu * x - 0.5 * mu * mu
+    near = u <= 50.0
+    v = rate * np.expm1(np.minimum(u, 50.0))
+    gx = np.where(near, _log1p_minus_x(v), 0.0)
+    gy = np.where(near, _xlog1p_minus_x(v), 0.0)
+    far = ~near
+    vphi = rate * (phi_mu[far] - phi[far])
+    mean_x = float(np.dot(w * phi, gx) + np.dot(w[far], L[far] * phi[far] - vphi))
+    qphi = (1.0 - rate) * phi[far] + rate * phi_mu[far]
+    mean_y = float(np.dot(w * phi, gy) + np.dot(w[far], L[far] * qphi - vphi))
+    return mean_x, mean_y
 
 
 @lru_cache(maxsize=256)
