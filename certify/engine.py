@@ -108,11 +108,30 @@ def endpoints(x: arb) -> tuple[Endpoint, Endpoint]:
     if x.is_nan():
         raise ArithmeticError("the enclosure is NaN (an operation left its domain)")
     if not x.is_finite():
-        lo, hi = x.lower(), x.upper()
-        lo_e = _exact(lo) if lo.is_finite() else Endpoint(inf=-1)
-        hi_e = _exact(hi) if hi.is_finite() else Endpoint(inf=1)
+        with workprec(max(ctx.prec, 4096)):
+            lo, hi = x.lower(), x.upper()
+            lo_e = _exact(lo) if lo.is_finite() else Endpoint(inf=-1)
+            hi_e = _exact(hi) if hi.is_finite() else Endpoint(inf=1)
         return lo_e, hi_e
-    return _exact(x.lower()), _exact(x.upper())
+    # mid +- rad exactly, in Python integers: independent of the current working precision
+    # (arb's lower()/upper() would round the endpoints to ctx.prec).
+    m_man, m_exp = (int(v) for v in x.mid().man_exp())
+    r_man, r_exp = (int(v) for v in x.rad().man_exp())
+    if r_man == 0:
+        return Endpoint(m_man, m_exp), Endpoint(m_man, m_exp)
+    if m_man == 0:
+        return Endpoint(-r_man, r_exp), Endpoint(r_man, r_exp)
+    e = min(m_exp, r_exp)
+    mid = m_man << (m_exp - e)
+    rad = r_man << (r_exp - e)
+    return _normal(mid - rad, e), _normal(mid + rad, e)
+
+
+def _normal(man: int, exp: int) -> Endpoint:
+    if man == 0:
+        return Endpoint(0, 0)
+    tz = (man & -man).bit_length() - 1  # strip trailing zero bits
+    return Endpoint(man >> tz, exp + tz)
 
 
 def _exact(x: arb) -> Endpoint:
