@@ -1,9 +1,12 @@
 """certify -- rigorous enclosures for edgeworth-accountant (python-flint Arb inside).
 
 Layer rules: certify may import ``numeric``, python-flint and mpmath; never sympy or ``derive``.
-It will provide certified EEAI intervals, exact binomial composition and audit certificates
-(issue: certify), plugging into the ``edgeworth`` CLI and method registry through entry points.
-This release holds only the package frame and its version; nothing here is certified yet.
+Everything it returns is a :class:`~certify.bound.Bound`, a proven enclosure computed with
+outward-rounded Arb arithmetic: exact answers (Gaussian / pure DP, :mod:`certify.exact`), the
+Edgeworth interval EEAI (:mod:`certify.eeai`), their intersection (:mod:`certify.combine`), and
+audit certificates that ``edgeworth verify`` recomputes (:mod:`certify.certificate`). It plugs
+into numeric through the entry points in :mod:`certify.plugin` (method ``certified``, commands
+``certify`` and ``verify``).
 """
 
 from importlib import metadata as _metadata
@@ -13,4 +16,26 @@ try:
 except _metadata.PackageNotFoundError:  # source tree without installation
     __version__ = "0+unknown"
 
-__all__ = ["__version__"]
+_EXPORTS = {
+    "Bound": "bound",
+    "certified_delta": "combine",
+    "certified_epsilon": "combine",
+    "delta_interval": "eeai",
+    "epsilon_interval": "eeai",
+    "exact_delta_bound": "exact",
+    "exact_epsilon_bound": "exact",
+    "make_certificate": "certificate",
+    "verify": "certificate",
+}
+
+
+def __getattr__(name: str):
+    # lazy (PEP 562): the entry-point module certify.plugin must not import python-flint
+    if name in _EXPORTS:
+        from importlib import import_module
+
+        return getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
+    raise AttributeError(f"module 'certify' has no attribute {name!r}")
+
+
+__all__ = ["__version__", *sorted(_EXPORTS)]

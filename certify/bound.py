@@ -16,6 +16,8 @@ from typing import Any
 import mpmath
 from flint import arb
 
+from numeric.results import json_safe
+
 from .engine import Endpoint, endpoints, iv_workprec
 
 __all__ = ["Bound"]
@@ -118,8 +120,27 @@ class Bound:
             "assumptions": list(self.assumptions),
             "warnings": list(self.warnings),
             "estimate": False,
-            "inputs": self.inputs,
+            "inputs": json_safe(self.inputs),
         }
+
+    def render_text(self) -> str:
+        """Human-readable summary (endpoints rounded to 12 digits for display only)."""
+        def fmt(e: Endpoint) -> str:
+            if not e.is_finite:
+                return "inf" if e.inf > 0 else "-inf"
+            with mpmath.workprec(80):
+                v = e.to_mpf()
+                return mpmath.nstr(v, 12)
+        lines = [
+            f"{self.quantity} in [{fmt(self.lower)}, {fmt(self.upper)}]  "
+            f"(CERTIFIED; lower: {self.lower_method}, upper: {self.upper_method}; "
+            f"direction {self.direction})",
+        ]
+        if self.vacuous:
+            lines.append("  vacuous: the interval carries no useful information")
+        lines += [f"  warning: {w}" for w in self.warnings]
+        lines.append("  (display rounded; exact endpoint decimals with --json)")
+        return "\n".join(lines)
 
     def intersect(self, other: Bound) -> Bound:
         """Intersection of two certified enclosures of the same quantity (both are valid).

@@ -141,8 +141,11 @@ def _run_query(args) -> int:
         inputs["eps"] = args.eps
     if args.json:
         out = res.to_dict()
-        out["inputs"] = inputs
+        out["inputs"] = {**out.get("inputs", {}), **inputs}
         print(json.dumps(out, allow_nan=False))
+        return 0
+    if hasattr(res, "render_text"):  # results of plug-in methods (e.g. certify's Bound)
+        print(res.render_text())
         return 0
     kind = "ESTIMATE (not a bound)" if res.estimate else "exact for this mechanism"
     if args.query == "epsilon":
@@ -167,6 +170,19 @@ def _row(label: str, fn, note: str) -> str:
     return f"  {label:<34} {value}  {ms:8.1f} ms   {note}"
 
 
+def _certified_row(comp: Composition, delta: float) -> str:
+    t0 = time.perf_counter()
+    try:
+        d = epsilon_by_method(comp, delta, "certified").to_dict()
+    except ValueError as exc:
+        return f"  {'certified':<34} {'n/a':>10}  {'':>11}   {exc}"
+    ms = 1e3 * (time.perf_counter() - t0)
+    lo = float(d["lower"]) if d["lower"] is not None else -math.inf
+    hi = float(d["upper"]) if d["upper"] is not None else math.inf
+    what = "vacuous here (EEAI needs larger delta or m)" if d["vacuous"] else "proven bound"
+    return f"  {'certified interval':<34} [{lo:.4g}, {hi:.4g}]  {ms:8.1f} ms   {what}"
+
+
 def _run_demo(args) -> int:
     load_plugins()
     sigma, rate, steps, delta = 1.0, 0.01, 10_000, 1e-5
@@ -185,10 +201,9 @@ def _run_demo(args) -> int:
     print(_row("CLT (Bu et al. 2020 mu)", lambda: epsilon_by_method(sgd, delta, "clt"),
                "CLT estimate, not a bound"))
     if "certified" in METHODS:
-        print(_row("certified", lambda: epsilon_by_method(sgd, delta, "certified"),
-                   "certified interval (upper end shown)"))
+        print(_certified_row(sgd, delta))
     else:
-        print("  exact / certified: not in the numeric layer for DP-SGD (certify package)")
+        print("  certified: needs the certify extra: pip install 'edgeworth-accountant[certify]'")
     n, eps0, d2 = 10, 1 / math.sqrt(10), 1e-3
     rr = compose([(RandomizedResponse(eps0), n)])
     print(f"\nSeed example: {n} x randomized response eps0 = 1/sqrt({n}), delta {d2:g}")

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["DeltaResult", "EpsilonResult", "Estimate", "json_number"]
+__all__ = ["DeltaResult", "EpsilonResult", "Estimate", "json_number", "json_safe"]
 
 
 def json_number(x: float) -> float | None:
@@ -70,7 +70,7 @@ class EpsilonResult:
             "direction": self.direction,
             "per_direction": {k: json_number(v) for k, v in self.per_direction.items()},
             "warnings": list(self.warnings),
-            "details": _json_safe(self.details),
+            "details": json_safe(self.details),
         }
 
 
@@ -98,24 +98,24 @@ class DeltaResult:
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe dictionary."""
         return {
-            "delta": _json_safe(self.delta),
-            "eps": _json_safe(self.eps),
+            "delta": json_safe(self.delta),
+            "eps": json_safe(self.eps),
             "method": self.method,
             "estimate": self.estimate,
-            "direction": _json_safe(self.direction),
-            "per_direction": _json_safe(self.per_direction),
+            "direction": json_safe(self.direction),
+            "per_direction": json_safe(self.per_direction),
             "warnings": list(self.warnings),
-            "details": _json_safe(self.details),
+            "details": json_safe(self.details),
         }
 
 
-def _json_safe(obj: Any) -> Any:
+def json_safe(obj: Any) -> Any:
     if isinstance(obj, dict):
-        return {str(k): _json_safe(v) for k, v in obj.items()}
+        return {str(k): json_safe(v) for k, v in obj.items()}
     if isinstance(obj, list | tuple):
-        return [_json_safe(v) for v in obj]
+        return [json_safe(v) for v in obj]
     if isinstance(obj, np.ndarray):
-        return [_json_safe(v) for v in obj.tolist()]
+        return [json_safe(v) for v in obj.tolist()]
     if isinstance(obj, bool | np.bool_):
         return bool(obj)
     if isinstance(obj, int | np.integer):

@@ -1,0 +1,184 @@
+"""Audit certificates: a JSON record of a certified claim that ``verify`` recomputes.
+
+A certificate holds the inputs (the composition spec as data, the query), the claimed enclosure
+(exact decimal strings), the methods and every assumption, the precision, the library versions,
+and a SHA-256 hash of its canonical content (sorted keys, no whitespace). Verification:
+
+1. the file is read with size and nesting limits (malformed or hostile files give a clear
+   ``CertificateError``, never a traceback or a hang);
+2. the hash is recomputed: any edit of inputs or claims is reported as tampering (the hash is an
+   integrity check against edits, not a signature: anyone can recompute it);
+3. the enclosure is recomputed from the inputs with the installed library, and the certificate is
+   accepted only if the recomputed enclosure lies inside the claimed interval (not bitwise
+   equality, which would break across library versions).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import stat
+from datetime import UTC, datetime
+from fractions import Fraction
+from importlib import metadata
+from typing import Any
+
+from numeric.spec import parse_spec
+
+from .bound import Bound
+
+__all__ = ["FORMAT", "CertificateError", "make_certificate", "read_certificate", "verify"]
+
+FORMAT = "edgeworth-certificate/1"
+MAX_BYTES = 1 << 20
+_MAX_DEPTH = 32
+
+
+class CertificateError(ValueError):
+    """A certificate is malformed, tampered with, or not reproduced."""
+
+
+def _versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for dist in ("edgeworth-accountant", "python-flint", "mpmath", "numpy", "scipy"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = "not installed"
+    return out
+
+
+def canonical_hash(cert: dict[str, Any]) -> str:
+    """SHA-256 of the canonical JSON of ``cert`` without its ``hash`` field."""
+    body = {k: v for k, v in cert.items() if k != "hash"}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                      allow_nan=False)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def make_certificate(spec_data: dict, query: str, value: float, bound: Bound) -> dict[str, Any]:
+    """Build a certificate for ``bound``, the certified answer to ``query`` at ``value``.
+
+    Args:
+        spec_data: The composition spec as parsed TOML data (see :mod:`numeric.spec`).
+        query: ``"epsilon"`` (value is delta) or ``"delta"`` (value is eps).
+        value: The query argument.
+        bound: The certified enclosure.
+
+    Returns:
+        The certificate as a JSON-ready dict, including its hash.
+    """
+    cert = {
+        "format": FORMAT,
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "inputs": {"spec": spec_data, "query": query, "value": repr(float(value))},
+        "method": "certified",
+        "claim": bound.to_dict(),
+        "assumptions": list(bound.assumptions),
+        "precision": bound.precision,
+        "versions": _versions(),
+    }
+    cert["hash"] = {"algorithm": "sha256", "value": canonical_hash(cert)}
+    return cert
+
+
+def _depth(obj: Any, level: int = 0) -> int:
+    if level > _MAX_DEPTH:
+        return level
+    if isinstance(obj, dict):
+        return max([level] + [_depth(v, level + 1) for v in obj.values()])
+    if isinstance(obj, list):
+        return max([level] + [_depth(v, level + 1) for v in obj])
+    return level
+
+
+def read_certificate(path: str | os.PathLike) -> dict[str, Any]:
+    """Read a certificate file with size, type and nesting limits.
+
+    Raises:
+        CertificateError: if the file cannot be read or is not a well-formed certificate.
+    """
+    path = os.fspath(path)
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise CertificateError(f"cannot read certificate {path!r}: not a regular file")
+        if os.path.getsize(path) > MAX_BYTES:
+            raise CertificateError(f"{path}: certificate larger than {MAX_BYTES} bytes")
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise CertificateError(f"cannot read certificate {path!r}: {exc.strerror or exc}") from None
+    try:
+        cert = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
+    except (UnicodeDecodeError, json.JSONDecodeError, ValueError, RecursionError) as exc:
+        raise CertificateError(f"{path}: not valid JSON: {exc}") from None
+    if not isinstance(cert, dict):
+        raise CertificateError(f"{path}: a certificate must be a JSON object")
+    if _depth(cert) > _MAX_DEPTH:
+        raise CertificateError(f"{path}: nesting too deep")
+    if cert.get("format") != FORMAT:
+        raise CertificateError(f"{path}: unknown format {cert.get('format')!r}, expected {FORMAT}")
+    for key in ("inputs", "claim", "hash"):
+        if not isinstance(cert.get(key), dict):
+            raise CertificateError(f"{path}: missing or malformed {key!r}")
+    return cert
+
+
+def _refuse_constant(name: str) -> None:
+    raise ValueError(f"non-standard JSON constant {name}")
+
+
+def _fraction(text: Any, what: str) -> Fraction | None:
+    if text is None:
+        return None
+    if not isinstance(text, str) or len(text) > 100_000:
+        raise CertificateError(f"claim {what} must be an exact decimal string")
+    try:
+        return Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        raise CertificateError(f"claim {what} is not an exact decimal: {text[:40]!r}") from None
+
+
+def verify(path: str | os.PathLike) -> tuple[bool, str, Bound | None]:
+    """Verify a certificate: hash, then recomputation and containment.
+
+    Returns:
+        ``(ok, message, recomputed)``; ``ok`` is False on tampering or if the recomputed
+        enclosure is not inside the claimed interval.
+
+    Raises:
+        CertificateError: if the file is malformed.
+    """
+    cert = read_certificate(path)
+    h = cert["hash"]
+    if h.get("algorithm") != "sha256" or h.get("value") != canonical_hash(cert):
+        return False, "TAMPERED: the content hash does not match (inputs or claims edited)", None
+    inputs, claim = cert["inputs"], cert["claim"]
+    query = inputs.get("query")
+    if query not in ("epsilon", "delta"):
+        raise CertificateError(f"unknown query {query!r}")
+    try:
+        comp = parse_spec(inputs.get("spec"), "certificate spec")
+        value = float(inputs.get("value"))
+    except (TypeError, ValueError) as exc:
+        raise CertificateError(f"malformed inputs: {exc}") from None
+    from .combine import certified_delta, certified_epsilon
+
+    fn = certified_epsilon if query == "epsilon" else certified_delta
+    recomputed = fn(comp, value)
+    lo_c = _fraction(claim.get("lower"), "lower")
+    hi_c = _fraction(claim.get("upper"), "upper")
+    lo_r, hi_r = recomputed.lower.decimal(), recomputed.upper.decimal()
+    inside_lo = lo_c is None or (lo_r is not None and Fraction(lo_r) >= lo_c)
+    inside_hi = hi_c is None or (hi_r is not None and Fraction(hi_r) <= hi_c)
+    if claim.get("lower_infinite") and lo_c is None:
+        inside_lo = True
+    if inside_lo and inside_hi:
+        return True, "verified: the recomputed enclosure lies inside the certified interval", \
+            recomputed
+    return False, (
+        f"NOT REPRODUCED: recomputed [{lo_r}, {hi_r}] is not inside the certified "
+        f"[{claim.get('lower')}, {claim.get('upper')}]"
+    ), recomputed

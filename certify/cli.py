@@ -1,0 +1,89 @@
+"""``edgeworth certify`` and ``edgeworth verify``, added through the edgeworth.commands entry point.
+
+::
+
+    edgeworth certify --spec FILE (--delta D | --eps E) --out cert.json [--json]
+    edgeworth verify cert.json [--json]
+
+``verify`` exits 0 when the certificate is reproduced, 1 when it is tampered with or not
+reproduced, and 2 for a malformed file or bad flags.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+
+__all__ = ["add_commands"]
+
+
+def add_commands(sub) -> None:
+    """Register the subcommands on an argparse subparsers object."""
+    c = sub.add_parser("certify", help="compute a certified enclosure and write a certificate")
+    c.add_argument("--spec", required=True, metavar="FILE", help="TOML composition")
+    g = c.add_mutually_exclusive_group(required=True)
+    g.add_argument("--delta", type=float)
+    g.add_argument("--eps", type=float)
+    c.add_argument("--out", required=True, metavar="CERT.json")
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(handler=_run_certify)
+    v = sub.add_parser("verify", help="recompute a certificate and check it")
+    v.add_argument("certificate", metavar="CERT.json")
+    v.add_argument("--json", action="store_true")
+    v.set_defaults(handler=_run_verify)
+
+
+def _spec_data(path: str) -> dict:
+    from numeric.spec import load_spec
+
+    load_spec(path)  # validates with all the limits (size, regular file, structure)
+    with open(path, "rb") as fh:
+        return tomllib.loads(fh.read().decode("utf-8"))
+
+
+def _run_certify(args) -> int:
+    from numeric.spec import parse_spec
+
+    from .certificate import make_certificate
+    from .plugin import _require_flint
+
+    _require_flint()
+    from .combine import certified_delta, certified_epsilon
+
+    data = _spec_data(args.spec)
+    comp = parse_spec(data, args.spec)
+    if args.delta is not None:
+        query, value, bound = "epsilon", args.delta, certified_epsilon(comp, args.delta)
+    else:
+        query, value, bound = "delta", args.eps, certified_delta(comp, args.eps)
+    cert = make_certificate(data, query, value, bound)
+    tmp = f"{args.out}.tmp"
+    with open(tmp, "w", encoding="ascii") as fh:
+        json.dump(cert, fh, indent=1, sort_keys=True, allow_nan=False)
+    os.replace(tmp, args.out)
+    if args.json:
+        print(json.dumps(cert["claim"], allow_nan=False))
+    else:
+        print(bound.render_text())
+        print(f"  certificate written to {args.out}")
+    return 0
+
+
+def _run_verify(args) -> int:
+    from .certificate import CertificateError, verify
+    from .plugin import _require_flint
+
+    _require_flint()
+    try:
+        ok, message, recomputed = verify(args.certificate)
+    except CertificateError as exc:
+        raise ValueError(str(exc)) from None
+    if args.json:
+        out = {"verified": ok, "message": message}
+        if recomputed is not None:
+            out["recomputed"] = recomputed.to_dict()
+        print(json.dumps(out, allow_nan=False))
+    else:
+        print(message)
+    return 0 if ok else 1
