@@ -69,12 +69,16 @@ class _Profile:
     lam: dict[int, float]
     trivial: bool
 
-    def evaluate(self, eps: np.ndarray, variant: str) -> tuple[np.ndarray, np.ndarray]:
+    def evaluate(
+        self, eps: np.ndarray, variant: str, cancellation: bool = True
+    ) -> tuple[np.ndarray, np.ndarray]:
         eps = np.asarray(eps, dtype=float)
         if self.trivial:
             return np.zeros_like(eps), np.ones_like(eps)
         if variant == "q-only":
-            return q_only_delta((eps - self.k1) / self.sigma, self.sigma, self.coeffs)
+            vals, cancel = q_only_delta((eps - self.k1) / self.sigma, self.sigma, self.coeffs,
+                                        cancellation=cancellation)
+            return vals, (cancel if cancel is not None else np.ones_like(vals))
         vals = two_sided_delta(eps, self.x_std, (self.k1, self.sigma, self.coeffs))
         return vals, np.ones_like(vals)
 
@@ -274,7 +278,9 @@ def aea_epsilon(
             continue
         hi = _search_hi(p, target, variant)
         points = int(np.clip(math.ceil(hi / (0.02 * p.sigma)), 512, 20001))
-        cross = largest_crossing(lambda x, p=p: p.evaluate(x, variant)[0], 0.0, hi, target, points)
+        cross = largest_crossing(
+            lambda x, p=p: p.evaluate(x, variant, cancellation=False)[0], 0.0, hi, target, points
+        )
         if cross.crossings > 1:
             warns.append(
                 f"{p.direction}: the surrogate crosses delta={delta!r} {cross.crossings} times "

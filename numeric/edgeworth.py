@@ -177,8 +177,8 @@ def _correction_polynomial(sigma: float, coeffs: dict[int, float]) -> np.ndarray
 
 
 def q_only_delta(
-    z0: np.ndarray, sigma: float, coeffs: dict[int, float]
-) -> tuple[np.ndarray, np.ndarray]:
+    z0: np.ndarray, sigma: float, coeffs: dict[int, float], *, cancellation: bool = True
+) -> tuple[np.ndarray, np.ndarray | None]:
     """Closed-form Q-only delta of the Edgeworth law (module docstring) and a cancellation factor.
 
     Evaluated as H(z0, sigma) + phi(z0) P(z0) - C W(z0) with the polynomial P of
@@ -190,11 +190,13 @@ def q_only_delta(
         z0: Standardized thresholds (eps - K1)/sigma.
         sigma: sqrt(K2) > 0.
         coeffs: Density coefficients from :func:`series_coefficients`.
+        cancellation: Also return the cancellation bound (costs a second Horner pass).
 
     Returns:
         ``(delta, cancellation)``: the surrogate delta (may be slightly negative where the
         Edgeworth density is) and an upper bound on ``sum |terms| / |delta|`` (1 means no
-        cancellation; the relative rounding error is about 1e-16 times this).
+        cancellation; the relative rounding error is about 1e-16 times this), or None when
+        ``cancellation`` is False.
     """
     z0 = np.asarray(z0, dtype=float)
     a = z0 + sigma
@@ -211,13 +213,15 @@ def q_only_delta(
                 np.exp(sigma * z0 + 0.5 * sigma * sigma + special.log_ndtr(-np.minimum(a, 0.0))),
             )
     if not coeffs:
-        return base, np.ones_like(base)
+        return base, (np.ones_like(base) if cancellation else None)
     poly = _correction_polynomial(sigma, coeffs)
     big_c = sum(c * (-sigma) ** k for k, c in coeffs.items())
     live = g > 0.0
     zl = np.where(live, z0, 0.0)  # avoid inf * 0 where phi(z0) underflows
     phi0 = g / SQRT_2PI
     total = base + phi0 * np.polynomial.polynomial.polyval(zl, poly) - big_c * w
+    if not cancellation:
+        return total, None
     magnitude = (np.abs(base) + phi0 * np.polynomial.polynomial.polyval(np.abs(zl), np.abs(poly))
                  + abs(big_c) * np.abs(w))
     with np.errstate(divide="ignore", invalid="ignore"):
