@@ -25,23 +25,36 @@ raises ``TypeError`` instead of reaching generated code. This module must not im
 from __future__ import annotations
 
 import argparse
+import math
 import textwrap
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 
+import mpmath as mp
 import sympy as sp
+from sympy.codegen.cfunctions import expm1, log1p
+from sympy.printing.str import StrPrinter
 
 from .series import edgeworth_density_coefficients, lambda_symbol
 
 __all__ = [
+    "BUILTIN_CUMULANTS_ARB_PATH",
+    "BUILTIN_CUMULANTS_PATH",
+    "CERTIFY_GENERATED_DIR",
     "EDGEWORTH_SERIES_PATH",
     "GENERATED_DIR",
     "REGENERATE_COMMAND",
     "SERIES_MAX_ORDER",
     "TARGETS",
+    "KernelPrinter",
     "header",
     "main",
+    "render_builtin_cumulants",
+    "render_builtin_cumulants_arb",
     "render_edgeworth_series",
+    "strict_kernel_code",
     "strict_pycode",
     "write_all",
 ]
@@ -50,6 +63,9 @@ GENERATOR = "derive.codegen"
 REGENERATE_COMMAND = "python -m derive.codegen"
 GENERATED_DIR = Path(__file__).resolve().parent.parent / "numeric" / "_generated"
 EDGEWORTH_SERIES_PATH = GENERATED_DIR / "edgeworth_series.py"
+BUILTIN_CUMULANTS_PATH = GENERATED_DIR / "builtin_cumulants.py"
+CERTIFY_GENERATED_DIR = GENERATED_DIR.parent.parent / "certify" / "_generated"
+BUILTIN_CUMULANTS_ARB_PATH = CERTIFY_GENERATED_DIR / "builtin_cumulants_arb.py"
 SERIES_MAX_ORDER = 6
 _LINE = 100
 _INDENT = "    "
