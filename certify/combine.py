@@ -54,9 +54,22 @@ def _eeai_epsilon(comp, delta):
     return epsilon_interval(comp, delta)
 
 
+def _chernoff_delta(comp, eps):
+    from .chernoff import chernoff_delta_bound
+
+    return chernoff_delta_bound(comp, eps)
+
+
+def _chernoff_epsilon(comp, delta):
+    from .chernoff import chernoff_epsilon_bound
+
+    return chernoff_epsilon_bound(comp, delta)
+
+
 CERTIFIED_METHODS: list[CertifiedMethod] = [
     CertifiedMethod("exact", _exact_delta, _exact_epsilon),
     CertifiedMethod("eeai", _eeai_delta, _eeai_epsilon),
+    CertifiedMethod("chernoff", _chernoff_delta, _chernoff_epsilon),
 ]
 
 
