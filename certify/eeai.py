@@ -417,14 +417,16 @@ def dgg_moment_bound(
           + \frac{0.031\tilde K_3^2 + 0.327 K_4 (\frac1{12} + \frac1{4(1-3\epsilon)^2})}{n}
           + \frac{0.054|\lambda_3|\tilde K_3 + 0.037\, e_{3|1}\lambda_3^2}{n} + r_{1,n},
 
-    with the remainder r_{1,n} and auxiliary functions transcribed in the project's DGG.md
-    (arguments may be upper bounds of the true quantities).
+    with the remainder r_{1,n} and auxiliary functions transcribed in the project's DGG.md.
+    The bound is **not monotone in every argument** (e.g. it can decrease as K3tilde grows, see
+    certify/DGG_VERIFICATION.md): pass Arb balls that *contain* the true moments (as the EEAI
+    does), not mere upper bounds; the upper end of the resulting ball is then a valid D.
 
     Args:
         n: Number of summands.
-        K4: Bound on (1/n) sum E X_i^4 / Bbar_n^4.
-        K3: Bound on (1/n) sum E|X_i|^3 / Bbar_n^3.
-        K3tilde: Bound on K3 + (1/n) sum E|X_i| sigma_i^2 / Bbar_n^3.
+        K4: Ball containing (1/n) sum E X_i^4 / Bbar_n^4.
+        K3: Ball containing (1/n) sum E|X_i|^3 / Bbar_n^3.
+        K3tilde: Ball containing K3 + (1/n) sum E|X_i| sigma_i^2 / Bbar_n^3.
         lambda3: (1/n) sum E X_i^3 / Bbar_n^3 (its modulus enters).
         iid: Identically distributed summands (Theorem A.3) or not (Theorem A.2).
         skewed: False only if every summand has zero skewness.
