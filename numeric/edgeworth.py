@@ -33,6 +33,7 @@ factor phi(z0) and nothing overflows. The result is an *approximation* of delta,
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from math import comb
 
 import numpy as np
@@ -157,13 +158,20 @@ def edgeworth_cdf(z: np.ndarray, coeffs: dict[int, float]) -> np.ndarray:
 
 
 def _correction_polynomial(sigma: float, coeffs: dict[int, float]) -> np.ndarray:
+    return _correction_polynomial_cached(float(sigma), tuple(sorted(coeffs.items())))
+
+
+@lru_cache(maxsize=512)
+def _correction_polynomial_cached(
+    sigma: float, items: tuple[tuple[int, float], ...]
+) -> np.ndarray:
     r"""Power-series coefficients of P(z) = sum_k c_k [He_{k-1}(z) - sum_{j=1}^k C(k,j)
     (-sigma)^{k-j} He_{j-1}(z + sigma)], so that sum_k c_k T_k = phi(z0) P(z0) - C W with
     C = sum_k c_k (-sigma)^k (module docstring). Built once per call; evaluated by Horner."""
     herme = np.polynomial.hermite_e
     shift = np.polynomial.Polynomial([sigma, 1.0])
     total = np.polynomial.Polynomial([0.0])
-    for k, c in coeffs.items():
+    for k, c in items:
         e_km1 = np.zeros(k)
         e_km1[k - 1] = 1.0
         term = np.polynomial.Polynomial(herme.herme2poly(e_km1))
@@ -173,7 +181,9 @@ def _correction_polynomial(sigma: float, coeffs: dict[int, float]) -> np.ndarray
             he_shifted = np.polynomial.Polynomial(herme.herme2poly(e_j))(shift)
             term = term - comb(k, j) * (-sigma) ** (k - j) * he_shifted
         total = total + c * term
-    return total.coef
+    out = total.coef
+    out.setflags(write=False)  # cached: shared between calls
+    return out
 
 
 def q_only_delta(

@@ -190,8 +190,9 @@ class PoissonSubsampledGaussian(Mechanism):
         return 1.0 / self.sigma
 
     def _cumulants(self, order: int) -> PLLRCumulants:
-        kx, ky = _cached_cumulants(self.mu, self.rate, order)
-        return PLLRCumulants(x=kx, y=ky)
+        # one quadrature serves every order up to 6 (the cache is keyed by the order computed)
+        kx, ky = _cached_cumulants(self.mu, self.rate, max(order, 6))
+        return PLLRCumulants(x=kx[:order], y=ky[:order])
 
     def exact_family(self) -> tuple[str, float] | None:
         return ("gaussian", self.mu**2) if self.rate == 1.0 else None
