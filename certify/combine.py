@@ -7,8 +7,9 @@ proven, so the intersection is too; disjoint enclosures would mean a bug and rai
 names the method that gave each end (``lower_method``, ``upper_method``).
 
 Registered now: ``exact`` (Gaussian, pure DP; :mod:`certify.exact`) and ``eeai`` (the Edgeworth
-interval, :mod:`certify.eeai`, for every built-in mechanism). Later methods (lattice, Chernoff)
-register here too.
+interval, :mod:`certify.eeai`, for every built-in mechanism), ``chernoff`` (:mod:`certify.chernoff`)
+and ``lattice`` (upper ends for homogeneous Gaussian / subsampled-Gaussian compositions,
+:mod:`certify.lattice`).
 """
 
 from __future__ import annotations
@@ -66,10 +67,23 @@ def _chernoff_epsilon(comp, delta):
     return chernoff_epsilon_bound(comp, delta)
 
 
+def _lattice_delta(comp, eps):
+    from .lattice import lattice_delta_bound
+
+    return lattice_delta_bound(comp, eps)
+
+
+def _lattice_epsilon(comp, delta):
+    from .lattice import lattice_epsilon_bound
+
+    return lattice_epsilon_bound(comp, delta)
+
+
 CERTIFIED_METHODS: list[CertifiedMethod] = [
     CertifiedMethod("exact", _exact_delta, _exact_epsilon),
     CertifiedMethod("eeai", _eeai_delta, _eeai_epsilon),
     CertifiedMethod("chernoff", _chernoff_delta, _chernoff_epsilon),
+    CertifiedMethod("lattice", _lattice_delta, _lattice_epsilon),
 ]
 
 

@@ -164,8 +164,9 @@ def test_symmetric_cgfs_closed_forms():
 def test_combined_dp_sgd_epsilon_is_finite_at_small_delta():
     b = certified_epsilon([(DPSGD, 10000)], 1e-5)
     assert not b.vacuous and b.upper.is_finite
-    assert b.upper_method.startswith("chernoff")
-    assert PLD_EPS[10000] <= float(b.upper_mpf) <= 1.1 * PLD_EPS[10000]
+    assert b.upper_method.startswith(("lattice", "chernoff"))  # the tightest proven upper end
+    # PLD_EPS is rounded to 3 decimals (true value ~6.1877): allow the rounding
+    assert PLD_EPS[10000] - 5e-4 <= float(b.upper_mpf) <= 1.1 * PLD_EPS[10000]
     assert b.lower_mpf <= PLD_EPS[10000]
 
 

@@ -1,0 +1,713 @@
+r"""Certified upper bounds on delta(eps) and eps(delta) from a dominating lattice PLD.
+
+Scope (first slice of the lattice method): homogeneous compositions of the Gaussian mechanism
+and of the Poisson-subsampled Gaussian (both pair orders). Only the **upper** end is produced;
+the lower end is the trivial 0 (the other certified methods supply lower ends in
+:mod:`certify.combine`).
+
+**Notation.** For a finite non-negative measure :math:`\nu` on :math:`(-\infty, +\infty]` let
+
+.. math::
+
+    H_\nu(t) = \int (1 - t e^{-s})_+ \, d\nu(s), \qquad t \ge 0
+
+(with :math:`t e^{-\infty} = 0`). For a pair (P, Q) with PLLR :math:`L = \log(dQ/dP)` and
+:math:`\nu = \mathcal L_Q(L)` this is the hockey-stick curve, :math:`H(e^\varepsilon) =
+\delta(\varepsilon) = E_Q[(1 - e^{\varepsilon - L})_+]` (MATH.md section 1), convex and
+non-increasing in t, :math:`H(0) = 1`, and :math:`H(t) \ge 1 - t` (take the whole space as the
+event). For an m-fold composition with independent steps, :math:`\delta_m(\varepsilon) =
+\int g_\varepsilon \, d(\nu_1 * \cdots * \nu_m)` with :math:`g_\varepsilon(s) = (1 -
+e^{\varepsilon - s})_+`, which is non-decreasing in s and lies in [0, 1].
+
+**Lemma 1 (hybrid argument).** If :math:`\mu_i` are finite non-negative measures with
+:math:`H_{\mu_i} \ge H_{\nu_i}` on :math:`[0, \infty)` then :math:`\delta_m(\varepsilon) \le
+\int g_\varepsilon\, d(\mu_1 * \cdots * \mu_m)` for every real eps. *Proof.* Replace one factor
+at a time. With R the sum of the other coordinates (law :math:`\rho`, a non-negative measure on
+:math:`(-\infty, \infty]`), Fubini gives :math:`\int g_\varepsilon\, d(\nu_1 * \rho) = \int
+H_{\nu_1}(e^{\varepsilon - r})\, d\rho(r) \le \int H_{\mu_1}(e^{\varepsilon - r})\, d\rho(r)`
+(:math:`e^{\varepsilon - r} = 0` for r = +inf). Repeat for each factor. QED
+
+**Lemma 2 (connect the dots; Doroshenko, Ghazi, Kamath, Kumar, Manurangsi, *Connect the Dots:
+Tighter Discrete Approximations of Privacy Loss Distributions*, PETS 2022).** Let
+:math:`\varepsilon_0 < \dots < \varepsilon_n` be grid points, :math:`t_i = e^{\varepsilon_i}`,
+:math:`H_i = H(t_i)` for the true single-step curve. Let :math:`\hat H` be the piecewise-linear
+interpolation of the points :math:`(0, 1), (t_0, H_0), \dots, (t_n, H_n)`, constant
+:math:`H_n` for :math:`t \ge t_n`. Then (i) :math:`\hat H \ge H` on :math:`[0, \infty)`: on each
+:math:`[t_{i}, t_{i+1}]` and on :math:`[0, t_0]` a chord of a convex function lies above it, and
+for :math:`t \ge t_n`, :math:`H(t) \le H_n` as H is non-increasing. (ii) :math:`\hat H =
+H_\mu` for the measure :math:`\mu` with atoms at :math:`\varepsilon_0, \dots, \varepsilon_n,
++\infty`: a measure with atoms :math:`c_i` at :math:`\varepsilon_i` and :math:`c_\infty` has
+:math:`H_\mu(t) = c_\infty + \sum_i c_i (1 - t/t_i)_+`, piecewise linear in t with kinks at
+:math:`t_i` where the slope jumps by :math:`c_i/t_i`. With chord slopes
+:math:`\sigma_{-1} = (H_0 - 1)/t_0`, :math:`\sigma_i = (H_{i+1} - H_i)/(t_{i+1} - t_i)` and
+:math:`\sigma_n = 0`, take :math:`c_i = t_i(\sigma_i - \sigma_{i-1}) \ge 0` (convexity) and
+:math:`c_\infty = H_n`. Summation by parts gives the **tail masses in closed form**
+
+.. math::
+
+    G_k := \mu((\varepsilon_k, +\infty]) = \sum_{i > k} c_i + c_\infty = H_k - t_k \sigma_k
+    \quad (0 \le k < n), \qquad G_n = H_n, \qquad G_{-1} := \mu(\mathbb R \cup \{\infty\}) = 1,
+
+i.e. the tail above :math:`\varepsilon_k` is where the chord through :math:`t_k, t_{k+1}`
+meets t = 0. Each :math:`G_k` depends on two adjacent :math:`H` values only, so no errors
+accumulate. (The matching P-side, :math:`c_i/t_i` at :math:`\varepsilon_i` plus
+:math:`1 - (1 - H_0)/t_0 \ge 0` at :math:`-\infty`, makes :math:`\mu` the Q-law of a genuine
+pair, as in DGKKM; Lemma 1 does not need it.) The grid ends are chosen so that the error is
+negligible: on :math:`[0, t_0]`, :math:`\hat H - H \le H_0 - (1 - t_0)` (from
+:math:`H(t) \ge 1 - t`) and beyond :math:`t_n` it is at most :math:`H_n`; both are made
+:math:`\le 2^{-72}/m` per step.
+
+**Lemma 3 (safe lattice operations).** Write :math:`\nu \preceq \nu'` if
+:math:`\nu((s, \infty]) \le \nu'((s, \infty])` for all :math:`s \in [-\infty, \infty)` (the
+total mass included). For non-decreasing :math:`g \ge 0`, :math:`\int g\,d\nu = \int_0^\infty
+\nu(g > u)\,du \le \int g\, d\nu'` since each :math:`\{g > u\}` is an upper set; convolution with
+a fixed non-negative measure preserves :math:`\preceq` (:math:`(\nu * \rho)((s,\infty]) = \int
+\nu((s - r, \infty])\, d\rho(r)`). The following operations produce a :math:`\nu'` with
+:math:`\nu \preceq \nu'` and are the only ones used: raising any mass (rounding fixed-point
+masses **up**, even though the total then exceeds 1, which is harmless because every integrand
+is non-negative); rounding tail masses :math:`G_k` up (the single step: fixed-point tails
+:math:`T_k = \lceil 2^B \overline{G_k} \rceil`, made non-increasing by a running minimum, with
+:math:`T_{-1} = 2^B` exactly, masses :math:`T_{k-1} - T_k`, mass at infinity :math:`T_n`);
+moving mass to a higher grid point (the low tail of a composed law, of mass at most
+:math:`2^{-64}`, is lumped onto the lowest kept point); and moving mass to :math:`+\infty` (the
+high tail, also at most :math:`2^{-64}`, counts as fully privacy-violating).
+
+**Algorithm.** Grid :math:`\varepsilon_i = i h` (h a binary64 number, exact in Arb). The single-
+step :math:`H_i = \delta_1(ih)` are Arb balls of the closed forms below; :math:`G_k` are formed
+in Arb and their upper ends rounded as above with B fixed-point bits (default 80). The m-fold
+convolution is by binary powering with FLINT ``fmpz_poly`` multiplication (exact), each product
+(scale :math:`2^{2B}`) rescaled by :math:`\lceil c/2^B\rceil` per coefficient and truncated as
+in Lemma 3. Finally :math:`\delta(\varepsilon) \le 2^{-B}\bigl(c_\infty + \sum_{s_k >
+\varepsilon} c_k (1 - e^{\varepsilon - s_k})\bigr)` is evaluated in Arb (``arb_poly`` Horner
+at :math:`e^{-h}`). This profile is non-increasing in eps (it is :math:`\int g_\varepsilon` of a
+non-negative measure), so an eps* with certified profile :math:`\le \delta` bounds
+:math:`\varepsilon(\delta) \le \varepsilon^*`; eps* is found by floating-point bisection on the
+same profile and then certified in Arb. Gaps: per step, the range errors of Lemma 2
+(:math:`2 \cdot 2^{-72}/m`); per product, at most (number of coefficients) x :math:`2^{-B}` from
+rounding plus :math:`2 \cdot 2^{-64}` from truncation. They are *inside* the bound, not added to
+it: the bound is a value of a dominating measure, whatever these sizes are; they only control
+tightness. The discretization error itself is second order in h (DGKKM).
+
+**Single-step hockey-stick curves** (:math:`\bar\Phi(x) = \tfrac12\operatorname{erfc}
+(x/\sqrt2)`):
+
+* Gaussian, :math:`\mu = \Delta/\sigma`: :math:`\delta(\varepsilon) = \bar\Phi(\varepsilon/\mu
+  - \mu/2) - e^\varepsilon \bar\Phi(\varepsilon/\mu + \mu/2)` (GDP Cor. 2.13).
+* Subsampled Gaussian, order (P, Q), P = N(0,1), Q = (1-p)N(0,1) + pN(mu,1): L(x) = log(1 - p +
+  p e^{mu x - mu^2/2}) is increasing in x with range :math:`(\log(1-p), \infty)`. For
+  :math:`e^\varepsilon \le 1 - p`, :math:`L > \varepsilon` everywhere and
+  :math:`\delta = 1 - e^\varepsilon`; otherwise :math:`L > \varepsilon \iff x > x_\varepsilon =
+  (\log((e^\varepsilon - 1 + p)/p) + \mu^2/2)/\mu` and :math:`\delta(\varepsilon) =
+  Q(x > x_\varepsilon) - e^\varepsilon P(x > x_\varepsilon) = (1 - p - e^\varepsilon)
+  \bar\Phi(x_\varepsilon) + p \bar\Phi(x_\varepsilon - \mu)`. There is no mass at +infinity
+  (P and Q are equivalent); the grid's :math:`c_\infty = H_n` is the Lemma 2 tail.
+* Order (Q, P): :math:`\delta'(\varepsilon) = P(L < -\varepsilon) - e^\varepsilon
+  Q(L < -\varepsilon)`: zero for :math:`e^{-\varepsilon} \le 1 - p`, else with :math:`x =
+  x_{-\varepsilon}`, :math:`\delta' = (1 - e^\varepsilon(1-p))\Phi(x) - e^\varepsilon p\,
+  \Phi(x - \mu)`.
+* Rate 1 is the Gaussian with :math:`\mu = 1/\sigma`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+from flint import arb, arb_poly, ctx, fmpz, fmpz_poly
+
+from numeric.composition import Composition, compose
+from numeric.mechanisms.base import DIRECTION_PQ, DIRECTION_QP
+from numeric.mechanisms.gaussian import Gaussian
+from numeric.mechanisms.subsampled_gaussian import PoissonSubsampledGaussian
+
+from .bound import Bound
+from .engine import DEFAULT_PRECISION, Endpoint, endpoints, workprec
+
+__all__ = [
+    "DEFAULT_BITS",
+    "LatticePLD",
+    "default_grid",
+    "lattice_delta_bound",
+    "lattice_epsilon_bound",
+    "lattice_pld",
+    "single_step_delta",
+]
+
+DEFAULT_BITS = 80
+"""Fixed-point bits B: masses are integers in units of 2^-B."""
+
+_RANGE_BITS = 72  # per-step range error of Lemma 2 at most 2^-72 / m on each side
+_TRUNC_BITS = 64  # per product, at most 2^-64 of mass truncated at each end
+_N1_MAX = 60_000  # single-step grid points (Arb evaluations)
+_N2_MAX = 500_000  # composed grid points (FLINT products)
+_H_FINE = 2.0**-12  # default spacing when affordable (about 2.4e-4)
+_MAX_COUNT = 10**9
+
+_A_METHOD = (
+    "lattice: connect-the-dots dominating discretization of the single-step hockey-stick curve "
+    "(Doroshenko, Ghazi, Kamath, Kumar, Manurangsi, PETS 2022), composed exactly with FLINT "
+    "integer polynomials; fixed-point rounding, truncation and lumping only in the safe "
+    "direction (proof in certify.lattice)"
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# single-step hockey-stick curves in Arb
+
+
+def _sf(x: arb) -> arb:
+    """Upper tail of N(0, 1): erfc(x / sqrt 2) / 2."""
+    return (x / arb(2).sqrt()).erfc() / 2
+
+
+def _cdf(x: arb) -> arb:
+    return (-x / arb(2).sqrt()).erfc() / 2
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One mechanism in one pair order: kind ``gaussian`` (mu) or ``sg-pq``/``sg-qp``."""
+
+    kind: str
+    sigma: float
+    rate: float = 1.0
+    sensitivity: float = 1.0
+
+    def mu(self) -> arb:
+        return arb(self.sensitivity) / arb(self.sigma)
+
+    def delta(self, eps: arb) -> arb:
+        """delta_1(eps) for every real eps (Arb ball at the current precision)."""
+        mu = self.mu()
+        if self.kind == "gaussian":
+            return _sf(eps / mu - mu / 2) - eps.exp() * _sf(eps / mu + mu / 2)
+        p = arb(self.rate)
+        keep = 1 - p
+        if self.kind == "sg-pq":
+            t = eps.exp()
+            if t <= keep:
+                return 1 - t
+            if not t > keep:
+                raise ArithmeticError("cannot place e^eps against 1 - p")
+            x = (((t - keep) / p).log() + mu * mu / 2) / mu
+            return (keep - t) * _sf(x) + p * _sf(x - mu)
+        # sg-qp
+        u = (-eps).exp()
+        if u <= keep:
+            return arb(0)
+        if not u > keep:
+            raise ArithmeticError("cannot place e^-eps against 1 - p")
+        t = eps.exp()
+        x = (((u - keep) / p).log() + mu * mu / 2) / mu
+        return (1 - t * keep) * _cdf(x) - t * p * _cdf(x - mu)
+
+    def gap(self, eps: arb) -> arb:
+        """delta_1(eps) - (1 - e^eps) >= 0, non-decreasing in eps."""
+        return self.delta(eps) - (1 - eps.exp())
+
+    def describe(self) -> str:
+        if self.kind == "gaussian":
+            return f"Gaussian(mu = {self.sensitivity!r}/{self.sigma!r})"
+        order = "P||Q" if self.kind == "sg-pq" else "Q||P"
+        return f"PoissonSubsampledGaussian(sigma={self.sigma!r}, rate={self.rate!r}) {order}"
+
+
+def single_step_delta(mechanism: Any, eps: Any, direction: str = DIRECTION_PQ) -> arb:
+    r"""Certified single-step hockey-stick :math:`\delta_1(\varepsilon)` (closed forms above).
+
+    Args:
+        mechanism: A :class:`Gaussian` or :class:`PoissonSubsampledGaussian`.
+        eps: Any real (float taken exactly, or an ``arb``).
+        direction: ``"P||Q"`` or ``"Q||P"``.
+
+    Returns:
+        An Arb ball at the current precision.
+
+    Raises:
+        ValueError: if the mechanism is not supported.
+    """
+    step = _step_of(mechanism, direction)
+    return step.delta(eps if isinstance(eps, arb) else arb(float(eps)))
+
+
+def _step_of(mech: Any, direction: str) -> _Step:
+    if direction not in (DIRECTION_PQ, DIRECTION_QP):
+        raise ValueError(f"direction must be {DIRECTION_PQ!r} or {DIRECTION_QP!r}")
+    if isinstance(mech, Gaussian):
+        return _Step("gaussian", mech.sigma, 1.0, mech.sensitivity)
+    if isinstance(mech, PoissonSubsampledGaussian):
+        if mech.rate == 1.0:
+            return _Step("gaussian", mech.sigma)
+        return _Step("sg-pq" if direction == DIRECTION_PQ else "sg-qp", mech.sigma, mech.rate)
+    raise ValueError(
+        f"lattice: does not apply to {type(mech).__name__} (Gaussian and Poisson-subsampled "
+        "Gaussian only in this version)"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# grid range and spacing
+
+
+def _search(pred, start: float, outward: float) -> float:
+    """A point x = start + k*outward (k >= 0, doubling) with pred(x) certified, then refined.
+
+    ``pred`` is monotone: once true moving outward it stays true. Returns a point where it holds,
+    refined by bisection towards ``start`` (every returned point satisfies pred).
+    """
+    good = start
+    with workprec(DEFAULT_PRECISION):
+        step = outward
+        for _ in range(80):
+            good = start + step
+            if pred(arb(good)):
+                break
+            step *= 2.0
+        else:
+            raise ArithmeticError("lattice: grid range search did not terminate")
+        bad = start + step / 2.0 if step != outward else start
+        if pred(arb(bad)):
+            return bad
+        for _ in range(30):
+            mid = 0.5 * (good + bad)
+            if pred(arb(mid)):
+                good = mid
+            else:
+                bad = mid
+    return good
+
+
+@lru_cache(maxsize=64)
+def _range(step: _Step, count: int) -> tuple[float, float]:
+    """[lo, hi] with gap(lo) <= tol and delta(hi) <= tol, tol = 2^-72 / count (certified)."""
+    tol = arb(2.0**-_RANGE_BITS) / count
+
+    def low_ok(e: arb) -> bool:
+        return bool(step.gap(e).upper() <= tol)
+
+    def high_ok(e: arb) -> bool:
+        return bool(step.delta(e).upper() <= tol)
+
+    lo = _search(low_ok, 0.0, -0.25) if not low_ok(arb(0)) else 0.0
+    hi = _search(high_ok, 0.0, 0.25) if not high_ok(arb(0)) else 0.0
+    if hi <= lo:
+        hi = lo + 1.0
+    return lo, hi
+
+
+def _rough_std(step: _Step) -> float:
+    """A rough std of the single-step PLLR under Q (only used to size the grid)."""
+    mu = float(step.mu().mid())
+    if step.kind == "gaussian":
+        return mu
+    return math.sqrt(max(step.rate**2 * math.expm1(min(mu * mu, 700.0)), 1e-300))
+
+
+def default_grid(mechanism: Any, count: int, direction: str = DIRECTION_PQ) -> float:
+    r"""Default spacing h: :math:`2^{-12}` unless the grids would exceed their size caps.
+
+    The single-step grid is kept below 60 000 points and the composed window (estimated as the
+    single-step range plus 28 standard deviations of the composed PLLR) below 500 000 points;
+    h is rounded up to 8 significant bits (a short binary number).
+    """
+    step = _step_of(mechanism, direction)
+    lo, hi = _range(step, int(count))
+    width1 = hi - lo
+    width2 = min(count * width1, width1 + 28.0 * math.sqrt(count) * _rough_std(step))
+    h = max(_H_FINE, width1 / _N1_MAX, width2 / _N2_MAX)
+    m, e = math.frexp(h)
+    return math.ldexp(math.ceil(m * 256) / 256, e)
+
+
+# ---------------------------------------------------------------------------------------------
+# the lattice measure
+
+
+@dataclass(frozen=True)
+class LatticePLD:
+    r"""A non-negative measure on :math:`\{(o + k)h\} \cup \{+\infty\}`, masses in units 2^-B.
+
+    Attributes:
+        h: Grid spacing (binary64, exact).
+        bits: Fixed-point bits B.
+        offset: Grid index o of the first coefficient.
+        coeffs: Masses :math:`c_k` (FLINT integer polynomial, coefficient k at index o + k).
+        inf: Mass at +infinity.
+        count: Number of composed steps.
+        direction: Pair order.
+        points: Single-step grid size.
+    """
+
+    h: float
+    bits: int
+    offset: int
+    coeffs: fmpz_poly
+    inf: int
+    count: int
+    direction: str
+    points: int
+
+    @property
+    def total(self) -> int:
+        """Total mass (units 2^-B), >= 2^B."""
+        return int(self.coeffs(1)) + self.inf
+
+    def delta_upper(self, eps: arb) -> arb:
+        r"""Enclosure of :math:`2^{-B}(c_\infty + \sum_{s_k > \varepsilon} c_k (1 - e^{\varepsilon
+        - s_k}))` at the exact dyadic ``eps`` (current precision)."""
+        lo, _ = endpoints(eps)
+        e = Fraction(lo.man) * Fraction(2) ** lo.exp
+        j0 = math.floor(e / Fraction(self.h)) - self.offset + 1  # first k with s_k > eps
+        n = self.coeffs.length()
+        j0 = min(max(j0, 0), n)
+        tail = self.coeffs.right_shift(j0) if j0 > 0 else self.coeffs
+        s0 = arb(fmpz(tail(1))) if j0 < n else arb(0)
+        h = arb(self.h)
+        if j0 < n:
+            s1 = arb_poly(tail)((-h).exp()) * (eps - (self.offset + j0) * h).exp()
+        else:
+            s1 = arb(0)
+        return (arb(fmpz(self.inf)) + s0 - s1) * arb(2) ** (-self.bits)
+
+    def float_profile(self) -> tuple[np.ndarray, np.ndarray, float]:
+        """(support points, masses, mass at infinity) as floats, for searching only."""
+        c = np.array([float(v) for v in self.coeffs.coeffs()]) * 2.0 ** (-self.bits)
+        s = (self.offset + np.arange(len(c))) * self.h
+        return s, c, float(self.inf) * 2.0 ** (-self.bits)
+
+
+def _single_step(step: _Step, h: float, bits: int, count: int) -> LatticePLD:
+    lo, hi = _range(step, count)
+    i0, i1 = math.floor(lo / h), math.ceil(hi / h)
+    n = i1 - i0 + 1
+    scale = 1 << bits
+    prec = DEFAULT_PRECISION + bits
+    while True:
+        with workprec(prec):
+            hh = arb(h)
+            eps = [arb(i0 + i) * hh for i in range(n)]
+            t = [e.exp() for e in eps]
+            H = [step.delta(e) for e in eps]
+            tails = [1 << bits]  # T_{-1} = 2^B exactly
+            worst = 0.0
+            for k in range(n):
+                if k < n - 1:
+                    sig = (H[k + 1] - H[k]) / (t[k + 1] - t[k])
+                    g = H[k] - t[k] * sig
+                else:
+                    g = H[k]
+                worst = max(worst, float(g.rad()))
+                up = endpoints(g * scale)[1]
+                val = _ceil_dyadic(up)
+                tails.append(max(0, min(tails[-1], val)))
+        if worst <= 2.0 ** (-bits - 8) or prec >= 4 * (DEFAULT_PRECISION + bits):
+            break
+        prec *= 2
+    masses = [tails[k] - tails[k + 1] for k in range(n)]
+    return LatticePLD(h, bits, i0, fmpz_poly(masses), tails[-1], 1, "", n)
+
+
+def _ceil_dyadic(e: Endpoint) -> int:
+    if e.exp >= 0:
+        return e.man << e.exp
+    return -((-e.man) >> (-e.exp))
+
+
+def _sum_above(p: fmpz_poly, k: int) -> int:
+    """Sum of coefficients with index > k."""
+    n = p.length()
+    if k + 1 >= n:
+        return 0
+    return int(p.right_shift(k + 1)(1)) if k + 1 > 0 else int(p(1))
+
+
+def _sum_below(p: fmpz_poly, k: int) -> int:
+    """Sum of coefficients with index < k."""
+    if k <= 0:
+        return 0
+    return int(p.truncate(k)(1))
+
+
+def _multiply(a: LatticePLD, b: LatticePLD) -> LatticePLD:
+    """Convolution of two lattice measures, rescaled and truncated safely (Lemma 3)."""
+    bits = a.bits
+    div = fmpz(1 << bits)
+    prod = a.coeffs * b.coeffs
+    fa, fb = int(a.coeffs(1)), int(b.coeffs(1))
+    inf2 = a.inf * (fb + b.inf) + fa * b.inf  # everything with an infinite coordinate
+    # ceil(c / 2^B) coefficient-wise: every mass rounded up
+    r = -((-prod) // div)
+    inf = -((-inf2) >> bits)
+    n = r.length()
+    tau = 1 << max(0, bits - _TRUNC_BITS)
+    # top: smallest K with sum_{j > K} r_j <= tau; that mass moves to +infinity
+    lo_k, hi_k = -1, n - 1
+    while hi_k - lo_k > 1:
+        mid = (lo_k + hi_k) // 2
+        if _sum_above(r, mid) <= tau:
+            hi_k = mid
+        else:
+            lo_k = mid
+    top = hi_k
+    inf += _sum_above(r, top)
+    # bottom: largest L with sum_{j < L} r_j <= tau (and L <= top); lumped onto index L
+    lo_l, hi_l = 0, top + 1
+    while hi_l - lo_l > 1:
+        mid = (lo_l + hi_l) // 2
+        if _sum_below(r, mid) <= tau:
+            lo_l = mid
+        else:
+            hi_l = mid
+    low = lo_l
+    lump = _sum_below(r, low)
+    kept = r.truncate(top + 1)
+    if low > 0:
+        kept = kept.right_shift(low) + fmpz_poly([lump])
+    return LatticePLD(a.h, bits, a.offset + b.offset + low, kept, inf, a.count + b.count,
+                      a.direction, max(a.points, b.points))
+
+
+def _power(base: LatticePLD, m: int) -> LatticePLD:
+    result = None
+    sq = base
+    while True:
+        if m & 1:
+            result = sq if result is None else _multiply(result, sq)
+        m >>= 1
+        if not m:
+            break
+        sq = _multiply(sq, sq)
+    assert result is not None
+    return result
+
+
+@lru_cache(maxsize=16)
+def _lattice_cached(step: _Step, count: int, h: float, bits: int, direction: str) -> LatticePLD:
+    one = _single_step(step, h, bits, count)
+    one = LatticePLD(h, bits, one.offset, one.coeffs, one.inf, 1, direction, one.points)
+    return _power(one, count)
+
+
+def _homogeneous(comp: Composition) -> tuple[Any, int]:
+    if len(comp.terms) != 1:
+        raise ValueError("lattice: does not apply to heterogeneous compositions (one "
+                         "mechanism type per composition in this version)")
+    mech, count = comp.terms[0]
+    _step_of(mech, DIRECTION_PQ)  # applicability
+    if mech.delta_part > 0:
+        raise ValueError("lattice: does not apply to mechanisms with a delta part")
+    if count > _MAX_COUNT:
+        raise ValueError(f"lattice: does not apply to more than {_MAX_COUNT} steps")
+    return mech, int(count)
+
+
+def _check_params(h: float | None, bits: int | None) -> tuple[float | None, int]:
+    if h is not None:
+        hf = float(h)
+        if not (math.isfinite(hf) and 0.0 < hf <= 1.0):
+            raise ValueError(f"grid spacing h must be in (0, 1], got {h!r}")
+        h = hf
+    b = DEFAULT_BITS if bits is None else bits
+    if isinstance(b, bool) or not isinstance(b, int) or not 24 <= b <= 256:
+        raise ValueError(f"bits must be an integer in [24, 256], got {bits!r}")
+    return h, b
+
+
+def lattice_pld(
+    composition: Any, direction: str = DIRECTION_PQ, *, h: float | None = None,
+    bits: int | None = None,
+) -> LatticePLD:
+    r"""The composed dominating lattice measure of a homogeneous composition in one pair order.
+
+    Args:
+        composition: Anything :func:`numeric.composition.compose` accepts; one term, Gaussian or
+            Poisson-subsampled Gaussian.
+        direction: ``"P||Q"`` or ``"Q||P"``.
+        h: Grid spacing (default :func:`default_grid`).
+        bits: Fixed-point bits B (default :data:`DEFAULT_BITS`).
+
+    Returns:
+        A :class:`LatticePLD` whose :meth:`~LatticePLD.delta_upper` is a certified upper bound on
+        the composition's delta(eps) in that order.
+
+    Raises:
+        ValueError: if the method does not apply, or on bad h / bits.
+    """
+    comp = compose(composition)
+    mech, count = _homogeneous(comp)
+    h, b = _check_params(h, bits)
+    step = _step_of(mech, direction)
+    if h is None:
+        h = default_grid(mech, count, direction)
+    lo, hi = _range(step, count)
+    if (hi - lo) / h > 4 * _N1_MAX:
+        raise ValueError(f"lattice: grid spacing h = {h!r} needs more than {4 * _N1_MAX} "
+                         "single-step points; use a larger h")
+    return _lattice_cached(step, count, h, b, direction)
+
+
+# ---------------------------------------------------------------------------------------------
+# public bounds
+
+
+def _to_arb(name: str, value: Any) -> arb:
+    if isinstance(value, arb):
+        x = value
+    elif isinstance(value, str):
+        with workprec(max(ctx.prec, 2 * DEFAULT_PRECISION)):
+            try:
+                x = arb(value)
+            except ValueError:
+                raise ValueError(f"{name} must be a real number, got {value!r}") from None
+    else:
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be a real number, got {value!r}") from None
+        if not math.isfinite(v):
+            raise ValueError(f"{name} must be finite, got {value!r}")
+        x = arb(v)
+    if not x.is_finite():
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return x
+
+
+def _lattices(comp: Composition, h: float | None, bits: int | None) -> dict[str, LatticePLD]:
+    return {d: lattice_pld(comp, d, h=h, bits=bits) for d in comp.directions}
+
+
+def _assumptions(comp: Composition) -> tuple[str, ...]:
+    out = [_A_METHOD]
+    if not comp.symmetric:
+        out.append("asymmetric pair: both orders bounded, the larger bound reported")
+    return tuple(out)
+
+
+def _inputs(lats: dict[str, LatticePLD]) -> dict[str, Any]:
+    first = next(iter(lats.values()))
+    return {
+        "h": first.h,
+        "bits": first.bits,
+        "count": first.count,
+        "single_step_points": {k: v.points for k, v in lats.items()},
+        "composed_points": {k: v.coeffs.length() for k, v in lats.items()},
+    }
+
+
+def lattice_delta_bound(
+    composition: Any, eps: Any, *, h: float | None = None, bits: int | None = None
+) -> Bound:
+    r"""Certified upper bound on delta(eps) (max over pair orders) from the lattice PLD.
+
+    Args:
+        composition: One-term Gaussian or Poisson-subsampled Gaussian composition.
+        eps: eps >= 0 (float taken exactly, int, decimal string or Arb ball; a ball is evaluated
+            at its lower end, the profile being non-increasing).
+        h: Grid spacing (default :func:`default_grid`).
+        bits: Fixed-point bits.
+
+    Returns:
+        A ``Bound`` with ``lower = 0`` (``"trivial"``) and upper end from ``"lattice[h=...]"``,
+        clipped at 1.
+
+    Raises:
+        ValueError: on bad input, or (without "must") when the method does not apply.
+    """
+    comp = compose(composition)
+    e = _to_arb("eps", eps)
+    if e < 0:
+        raise ValueError(f"eps must be >= 0, got {eps!r}")
+    lats = _lattices(comp, h, bits)
+    prec = DEFAULT_PRECISION
+    with workprec(prec):
+        e_lo = arb(e.lower()) if not e.is_exact() else e
+        per = {d: lat.delta_upper(e_lo) for d, lat in lats.items()}
+        win = max(per, key=lambda k: per[k].upper())
+        _, hi = endpoints(arb(per[win].upper()))
+    if hi.to_mpf() > 1:
+        hi = Endpoint(1, 0)
+    inputs = _inputs(lats)
+    inputs.update({"eps": str(eps), "per_direction": {k: float(v.mid()) for k, v in per.items()}})
+    method = f"lattice[h={lats[win].h!r}]"
+    return Bound("delta", Endpoint(0, 0), hi, "trivial", method, prec, _assumptions(comp), win,
+                 (), inputs)
+
+
+def _float_delta(s: np.ndarray, c: np.ndarray, inf: float, eps: float) -> float:
+    m = s > eps
+    return inf + float(np.dot(c[m], -np.expm1(eps - s[m])))
+
+
+def _eps_upper(lat: LatticePLD, target: arb) -> float | None:
+    """A dyadic eps* >= 0 with certified delta_upper(eps*) <= target, or None (infinite)."""
+    s, c, inf = lat.float_profile()
+    tf = float(target.lower())
+    with workprec(DEFAULT_PRECISION):
+        if bool(lat.delta_upper(arb(0)).upper() <= target.lower()):
+            return 0.0
+    if inf >= tf:
+        return None
+    lo, hi = 0.0, float(s[-1]) + lat.h if len(s) else lat.h
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if _float_delta(s, c, inf, mid) <= tf:
+            hi = mid
+        else:
+            lo = mid
+        if hi - lo <= 1e-13 * max(1.0, hi):
+            break
+    cand = hi
+    for k in range(8):
+        cand = cand + (1e-11 * 10.0**k) * max(1.0, cand)
+        q = math.ldexp(math.ceil(math.ldexp(cand, 44)), -44)
+        with workprec(DEFAULT_PRECISION):
+            if bool(lat.delta_upper(arb(q)).upper() <= target.lower()):
+                return q
+    raise ArithmeticError("lattice: could not certify the epsilon bound")
+
+
+def lattice_epsilon_bound(
+    composition: Any, delta: Any, *, h: float | None = None, bits: int | None = None
+) -> Bound:
+    r"""Certified upper bound on eps(delta) (max over pair orders) from the lattice PLD.
+
+    eps* is chosen by floating-point bisection on the lattice profile and then certified:
+    :math:`2^{-B}(c_\infty + \sum c_k(1 - e^{\varepsilon^* - s_k})_+) \le \delta` in Arb. As the
+    true delta(eps) is below this profile and non-increasing, :math:`\varepsilon(\delta) \le
+    \varepsilon^*`.
+
+    Args:
+        composition: One-term Gaussian or Poisson-subsampled Gaussian composition.
+        delta: Target delta in (0, 1).
+        h: Grid spacing (default :func:`default_grid`).
+        bits: Fixed-point bits.
+
+    Returns:
+        A ``Bound`` with ``quantity="epsilon"``, ``lower = 0`` (``"trivial"``) and upper end from
+        ``"lattice[h=...]"`` (+inf, vacuous, when the mass at infinity alone exceeds delta).
+
+    Raises:
+        ValueError: on a delta outside (0, 1), or (without "must") when the method does not
+            apply.
+    """
+    comp = compose(composition)
+    target = _to_arb("delta", delta)
+    if not (target > 0 and target < 1):
+        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+    lats = _lattices(comp, h, bits)
+    per = {d: _eps_upper(lat, target) for d, lat in lats.items()}
+    inputs = _inputs(lats)
+    inputs.update({"delta": str(delta), "per_direction": per})
+    if any(v is None for v in per.values()):
+        win = next(d for d, v in per.items() if v is None)
+        return Bound("epsilon", Endpoint(0, 0), Endpoint(inf=1), "trivial",
+                     f"lattice[h={lats[win].h!r}]", DEFAULT_PRECISION, _assumptions(comp), win,
+                     ("vacuous: the lattice mass at infinity exceeds delta",), inputs)
+    win = max(per, key=lambda k: per[k])
+    _, hi = endpoints(arb(per[win]))
+    return Bound("epsilon", Endpoint(0, 0), hi, "trivial", f"lattice[h={lats[win].h!r}]",
+                 DEFAULT_PRECISION, _assumptions(comp), win, (), inputs)

@@ -1,0 +1,225 @@
+"""certify.lattice: certified upper bounds from a dominating (connect-the-dots) lattice PLD.
+
+Oracles: the exact GDP profile (certify.exact, numeric.delta_mu) for Gaussian compositions,
+mpmath quadrature of the single-step hockey-stick integral for the subsampled Gaussian, and the
+PLD values of DP-SGD recorded in MATH.md (dp_accounting, rate 0.01, sigma 1, delta 1e-5; rounded
+to three decimals, so "above" is checked up to that rounding).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pytest
+
+pytest.importorskip("flint")
+mp = pytest.importorskip("mpmath")
+
+from flint import arb  # noqa: E402
+
+from certify.combine import certified_delta, certified_epsilon  # noqa: E402
+from certify.engine import workprec  # noqa: E402
+from certify.exact import exact_delta_bound  # noqa: E402
+from certify.lattice import (  # noqa: E402
+    default_grid,
+    lattice_delta_bound,
+    lattice_epsilon_bound,
+    lattice_pld,
+    single_step_delta,
+)
+from numeric.gdp import delta_mu  # noqa: E402
+from numeric.mechanisms import Gaussian, Laplace, PoissonSubsampledGaussian  # noqa: E402
+from numeric.mechanisms.base import Mechanism, symmetric_cumulants  # noqa: E402
+
+DPSGD = PoissonSubsampledGaussian(1.0, 0.01)
+PLD_EPS = {1000: 1.828, 10000: 6.188, 100000: 25.573}  # dp_accounting PLD, delta = 1e-5
+ROUND = 5e-4  # the PLD values are rounded to three decimals
+
+
+# --- single step ---------------------------------------------------------------------------------
+
+
+def _hockey_stick_quad(sigma: float, rate: float, eps: float, swap: bool) -> float:
+    """delta(eps) = int (q - e^eps p)_+ (or (p - e^eps q)_+) by mpmath quadrature."""
+    mu = 1 / mp.mpf(sigma)
+
+    def f(x):
+        p = mp.npdf(x)
+        q = (1 - rate) * p + rate * mp.npdf(x, mu)
+        a, b = (p, q) if swap else (q, p)
+        return max(a - mp.exp(eps) * b, 0)
+
+    with mp.workdps(30):
+        pts = [-5, 0, mu / 2, 5, 10, 20]
+        e = -eps if swap else eps
+        if mp.exp(e) > 1 - rate:  # the kink of (.)_+ where L(x) = e
+            pts.append((mp.log((mp.exp(e) - 1 + rate) / rate) + mu * mu / 2) / mu)
+        return float(mp.quad(f, [-mp.inf, *sorted(pts), mp.inf]))
+
+
+@pytest.mark.parametrize("eps", [-2.0, -0.5, 0.0, 0.005, 0.3, 1.5, 4.0])
+@pytest.mark.parametrize("swap", [False, True])
+def test_single_step_closed_forms_match_quadrature(eps, swap):
+    sigma, rate = 0.8, 0.05
+    mech = PoissonSubsampledGaussian(sigma, rate)
+    with workprec(128):
+        d = single_step_delta(mech, eps, "Q||P" if swap else "P||Q")
+    ref = _hockey_stick_quad(sigma, rate, eps, swap)
+    assert d.rel_accuracy_bits() > 60 or d.is_zero() or abs(float(d.mid())) < 1e-30
+    assert math.isclose(float(d.mid()), ref, rel_tol=1e-8, abs_tol=1e-15), (float(d.mid()), ref)
+
+
+def test_single_step_gaussian_matches_gdp_profile():
+    for eps in (0.0, 0.5, 2.0):
+        with workprec(128):
+            d = single_step_delta(Gaussian(1.0), eps)
+        assert math.isclose(float(d.mid()), delta_mu(1.0, eps), rel_tol=1e-12)
+
+
+# --- Gaussian compositions: valid and convergent --------------------------------------------------
+
+
+@pytest.mark.parametrize(("mu", "m", "eps"), [(1.0, 1, 0.7), (0.5, 16, 2.0), (0.1, 1000, 3.0)])
+def test_gaussian_upper_bound_is_valid_and_converges(mu, m, eps):
+    comp = [(Gaussian(1.0 / mu), m)]
+    exact = exact_delta_bound(comp, eps)
+    assert math.isclose(float(exact.upper_mpf), delta_mu(mu * math.sqrt(m), eps), rel_tol=1e-9)
+    gaps = []
+    for h in (2.0**-5, 2.0**-7, 2.0**-9):
+        b = lattice_delta_bound(comp, eps, h=h)
+        assert b.upper_method == f"lattice[h={h!r}]" and b.lower_mpf == 0
+        assert b.upper_mpf >= exact.upper_mpf  # dominating: never below the truth
+        gaps.append(float(b.upper_mpf - exact.upper_mpf))
+    # second order in h: each 4x refinement shrinks the gap by about 16 (>= 6 asserted)
+    if gaps[0] > 1e-12:
+        assert gaps[1] <= gaps[0] / 6 and gaps[2] <= gaps[1] / 6 + 1e-15, gaps
+    assert gaps[2] <= 2e-4 * float(exact.upper_mpf)
+
+
+def test_gaussian_epsilon_upper_bound_is_valid():
+    comp = [(Gaussian(4.0), 100)]  # mu = 0.25 per step, 2.5 in total
+    b = lattice_epsilon_bound(comp, 1e-5, h=2.0**-8)
+    eps_up = b.upper_mpf
+    assert delta_mu(2.5, float(eps_up)) <= 1e-5  # the exact delta at eps* is below the target
+    assert delta_mu(2.5, float(eps_up) - 0.01) > 1e-5  # and eps* is tight to 0.01
+    assert b.upper_method.startswith("lattice[")
+
+
+def test_lattice_measure_is_dominating_and_sized():
+    lat = lattice_pld([(Gaussian(2.0), 4)], h=2.0**-8)
+    assert lat.total >= 1 << lat.bits  # masses rounded up: total mass >= 1
+    assert lat.total - (1 << lat.bits) < 1 << (lat.bits - 40)  # ... but only by rounding
+    assert lat.count == 4 and lat.coeffs.length() > 100
+
+
+# --- DP-SGD ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("m", "h", "rel"), [(1000, 2.0**-10, 1e-3), (10000, 2.0**-10, 1e-3)])
+def test_dp_sgd_upper_epsilon_above_pld(m, h, rel):
+    b = lattice_epsilon_bound([(DPSGD, m)], 1e-5, h=h)
+    up = float(b.upper_mpf)
+    # measured: m=1e3: 1.82890 (h=2^-10), 1.82828 (2^-12); m=1e4: 6.19083, 6.18791;
+    # m=1e5: 25.5890, 25.5741 (PLD 1.828, 6.188, 25.573)
+    assert up >= PLD_EPS[m] - ROUND
+    assert up <= PLD_EPS[m] * (1 + rel)
+    assert b.direction == "P||Q"  # the add-one order wins for DP-SGD
+    per = b.inputs["per_direction"]
+    assert per["Q||P"] < per["P||Q"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("m", [1000, 10000, 100000])
+def test_dp_sgd_default_grid_within_a_tenth_of_a_percent(m):
+    b = lattice_epsilon_bound([(DPSGD, m)], 1e-5)
+    up = float(b.upper_mpf)
+    assert PLD_EPS[m] - ROUND <= up <= PLD_EPS[m] * (1 + 2e-4)
+
+
+def test_dp_sgd_delta_and_epsilon_agree():
+    comp = [(DPSGD, 1000)]
+    e = lattice_epsilon_bound(comp, 1e-5, h=2.0**-9)
+    d = lattice_delta_bound(comp, e.upper_mpf, h=2.0**-9)
+    assert d.upper_mpf <= 1e-5
+    d2 = lattice_delta_bound(comp, float(e.upper_mpf) - 1e-3, h=2.0**-9)
+    assert d2.upper_mpf > 1e-5
+
+
+def test_default_grid():
+    assert default_grid(DPSGD, 1000) == 2.0**-12
+    h = default_grid(Gaussian(0.01), 10**6)  # mu = 100 per step: a coarse grid
+    assert h > 2.0**-12
+
+
+# --- consistency with the other certified methods ----------------------------------------------
+
+
+@pytest.mark.parametrize("comp", [[(Gaussian(3.0), 50)], [(DPSGD, 1000)]])
+def test_consistent_with_combine(comp):
+    for eps in (0.5, 2.0):
+        b = certified_delta(comp, eps)  # raises if any two certified intervals are disjoint
+        lat = lattice_delta_bound(comp, eps)
+        assert b.lower_mpf <= lat.upper_mpf
+    for delta in (1e-3, 1e-6):
+        b = certified_epsilon(comp, delta)
+        lat = lattice_epsilon_bound(comp, delta)
+        assert b.lower_mpf <= lat.upper_mpf
+        assert b.upper_mpf <= lat.upper_mpf
+
+
+def test_combine_takes_lattice_upper_end_for_dp_sgd():
+    b = certified_epsilon([(DPSGD, 1000)], 1e-5)
+    assert b.upper_method.startswith("lattice[")
+    assert PLD_EPS[1000] - ROUND <= float(b.upper_mpf) <= PLD_EPS[1000] * 1.001
+
+
+# --- bad input and applicability ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Opaque(Mechanism):
+    def _cumulants(self, order):
+        return symmetric_cumulants([-0.5, 1.0][:order] + [0.0] * max(0, order - 2))
+
+
+@pytest.mark.parametrize("comp", [
+    [(Laplace(1.0), 10)],
+    [(_Opaque(), 3)],
+    [(Gaussian(1.0), 3), (DPSGD, 5)],
+])
+def test_not_applicable(comp):
+    with pytest.raises(ValueError, match="does not apply") as ei:
+        lattice_delta_bound(comp, 1.0)
+    assert "must" not in str(ei.value)  # combine reads "must" + eps/delta as bad input
+
+
+@pytest.mark.parametrize("eps", [-1.0, float("nan"), float("inf"), "abc"])
+def test_bad_eps(eps):
+    with pytest.raises(ValueError, match="eps"):
+        lattice_delta_bound(Gaussian(1.0), eps)
+
+
+@pytest.mark.parametrize("delta", [0.0, 1.0, 1.5, -1e-3, float("nan")])
+def test_bad_delta(delta):
+    with pytest.raises(ValueError, match="delta"):
+        lattice_epsilon_bound(Gaussian(1.0), delta)
+
+
+@pytest.mark.parametrize(("h", "bits"), [(0.0, None), (-1.0, None), (float("nan"), None),
+                                          (None, 8), (None, 2.5)])
+def test_bad_grid_parameters(h, bits):
+    with pytest.raises(ValueError, match="must"):
+        lattice_pld(Gaussian(1.0), h=h, bits=bits)
+
+
+def test_bad_direction():
+    with pytest.raises(ValueError, match="direction"):
+        lattice_pld(Gaussian(1.0), "sideways")
+
+
+def test_arb_eps_ball_is_evaluated_at_its_lower_end():
+    with workprec(64):
+        ball = arb(1.0) + arb(0).union(arb(1e-3))
+    b = lattice_delta_bound(Gaussian(1.0), ball, h=2.0**-8)
+    assert b.upper_mpf >= delta_mu(1.0, 1.0)
