@@ -33,7 +33,7 @@ from .spec import load_spec
 __all__ = ["build_parser", "main"]
 
 _PARAM_FLAGS = ("sigma", "scale", "eps0", "delta0", "rate", "sensitivity")
-_ORDER_METHODS = ("aea", "aea-ea")
+_ORDER_METHODS = ("aea", "aea-ea", "saddlepoint")
 
 
 class _UsageError(Exception):

@@ -20,6 +20,7 @@ from .aea import aea_delta, aea_epsilon
 from .clt import clt_delta, clt_epsilon, gdp_delta, gdp_epsilon
 from .exact import exact_delta, exact_epsilon
 from .results import DeltaResult, EpsilonResult
+from .saddlepoint import saddlepoint_delta, saddlepoint_epsilon
 
 __all__ = ["METHODS", "AccountingMethod", "delta", "epsilon", "load_plugins", "register_method"]
 
@@ -64,6 +65,10 @@ register_method(AccountingMethod(
 ))
 register_method(AccountingMethod(
     "clt", "GDP limit theorems (estimate; exact for Gaussian)", clt_delta, clt_epsilon
+))
+register_method(AccountingMethod(
+    "saddlepoint", "tilted-Edgeworth saddlepoint accountant (estimate; exact for Gaussian)",
+    saddlepoint_delta, saddlepoint_epsilon, ("order",),
 ))
 register_method(AccountingMethod(
     "exact", "closed forms in floating point (Gaussian: GDP; pure DP: binomial)",
