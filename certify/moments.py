@@ -69,6 +69,7 @@ Results are cached per (mechanism, precision).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from dataclasses import dataclass
@@ -86,6 +87,10 @@ from numeric.mechanisms import (
     RandomizedResponse,
 )
 
+from ._generated.builtin_cumulants_arb import (
+    laplace_cumulants_x,
+    randomized_response_cumulants_x,
+)
 from .engine import DEFAULT_PRECISION, workprec
 
 __all__ = [
@@ -288,11 +293,28 @@ def _laplace_law(mu: arb) -> LawMoments:
     return _central_to_cumulants(mean, central[2], central[3], central[4], absk[1], absk[3])
 
 
+def _tighten(law: LawMoments, generated: tuple[arb, arb, arb, arb]) -> LawMoments:
+    """Intersect kappa_1..4 with the derive-generated closed-form Arb kernels.
+
+    Both are rigorous enclosures of the same numbers (central moments here, the MATH.md closed
+    forms printed by derive's strict Arb printer there), so their intersection is too; an empty
+    intersection would mean a bug and raises.
+    """
+    names = ("kappa1", "kappa2", "kappa3", "kappa4")
+    tight = {}
+    for name, ball in zip(names, generated, strict=True):
+        try:
+            tight[name] = getattr(law, name).intersection(ball)
+        except ValueError:
+            raise ArithmeticError(f"certified {name} enclosures disagree: a bug") from None
+    return dataclasses.replace(law, **tight)
+
+
 @_moments.register
 def _(mech: Laplace) -> PLLRMoments:
     mu = arb(mech.sensitivity) / arb(mech.scale)
     return _symmetric(
-        _laplace_law(mu),
+        _tighten(_laplace_law(mu), laplace_cumulants_x(mu)),
         "closed form: atoms -mu (1/2), +mu (e^-mu/2) and L = 2x - mu on (0, mu) with density "
         "e^-x/2; polynomial-times-exponential integrals by exact integration by parts, the "
         "absolute moments split at x = (1 - e^-mu)/2 where L = EL",
@@ -327,7 +349,9 @@ _TWO_POINT = ("exact two-point law: X = +eps0 w.p. 1/(1+e^eps0), else -eps0; Y =
 
 @_moments.register
 def _(mech: RandomizedResponse) -> PLLRMoments:
-    return _symmetric(_two_point_law(arb(mech.eps)), _TWO_POINT)
+    eps0 = arb(mech.eps)
+    return _symmetric(_tighten(_two_point_law(eps0), randomized_response_cumulants_x(eps0)),
+                      _TWO_POINT)
 
 
 @_moments.register
