@@ -472,16 +472,16 @@ def _multiply(a: LatticePLD, b: LatticePLD) -> LatticePLD:
 
 
 def _power(base: LatticePLD, m: int) -> LatticePLD:
+    """base composed m times by binary powering (at most 2 log2(m) exact products)."""
+    if m < 1:
+        raise ValueError(f"count must be >= 1, got {m!r}")
     result = None
     sq = base
-    while True:
-        if m & 1:
+    for bit in range(m.bit_length()):
+        if bit:
+            sq = _multiply(sq, sq)
+        if (m >> bit) & 1:
             result = sq if result is None else _multiply(result, sq)
-        m >>= 1
-        if not m:
-            break
-        sq = _multiply(sq, sq)
-    assert result is not None
     return result
 
 
