@@ -33,7 +33,7 @@ from .spec import load_spec
 __all__ = ["build_parser", "main"]
 
 _PARAM_FLAGS = ("sigma", "scale", "eps0", "delta0", "rate", "sensitivity")
-_ORDER_METHODS = ("aea", "aea-ea", "saddlepoint")
+_ORDER_METHODS = ("aea", "aea-ea", "saddlepoint", "auto")
 
 
 class _UsageError(Exception):
@@ -79,8 +79,9 @@ def _add_query(sub, name: str, target: str, help_text: str) -> None:
         p.add_argument(f"--{flag}", type=_real(f"--{flag}"))
     p.add_argument("--steps", type=_steps, help="number of compositions")
     p.add_argument(f"--{target}", type=_real(f"--{target}"), required=True)
-    p.add_argument("--method", default="aea", help="aea | aea-ea | gdp | clt | exact | plug-ins")
-    p.add_argument("--order", type=int, default=2, help="Edgeworth order (aea methods)")
+    p.add_argument("--method", default="aea",
+                   help="aea | aea-ea | saddlepoint | auto | gdp | clt | exact | plug-ins")
+    p.add_argument("--order", type=int, default=2, help="Edgeworth order (aea, saddlepoint, auto)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=_run_query, query=name)
 

@@ -2,7 +2,9 @@
 
 Built-in methods: ``aea`` (Q-only Edgeworth, estimate), ``aea-ea`` (EA paper's two-sided plug-in,
 estimate), ``gdp`` (GDP Thm 3.5 centring, estimate unless Gaussian), ``clt`` (limit theorems,
-estimate unless Gaussian), ``exact`` (closed forms in floats, refuses otherwise).
+estimate unless Gaussian), ``saddlepoint`` (tilted Edgeworth, estimate), ``auto`` (saddlepoint when
+its diagnostics pass, else the ``certified`` plug-in if registered, else the saddlepoint estimate
+with a warning; :mod:`numeric.auto`), ``exact`` (closed forms in floats, refuses otherwise).
 
 Other layers add methods without numeric importing them: a distribution declares an entry point in
 group ``edgeworth.methods`` whose object is a callable taking this module's
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from importlib import metadata
 
 from .aea import aea_delta, aea_epsilon
+from .auto import auto_delta, auto_epsilon
 from .clt import clt_delta, clt_epsilon, gdp_delta, gdp_epsilon
 from .exact import exact_delta, exact_epsilon
 from .results import DeltaResult, EpsilonResult
@@ -69,6 +72,10 @@ register_method(AccountingMethod(
 register_method(AccountingMethod(
     "saddlepoint", "tilted-Edgeworth saddlepoint accountant (estimate; exact for Gaussian)",
     saddlepoint_delta, saddlepoint_epsilon, ("order",),
+))
+register_method(AccountingMethod(
+    "auto", "saddlepoint if its diagnostics pass, else certified (if installed), else the "
+    "saddlepoint estimate with a warning; never AEA", auto_delta, auto_epsilon, ("order",),
 ))
 register_method(AccountingMethod(
     "exact", "closed forms in floating point (Gaussian: GDP; pure DP: binomial)",

@@ -251,3 +251,76 @@ def test_failed_factor_at_eps_zero_is_not_a_root():
     # at eps = 0 the tilt is -1/2 and the tilted expansion is evaluated 14 sd out (factor < 0)
     res = saddlepoint_epsilon(compose([(Laplace(1.0), 1000)]), 1e-5)
     assert res.epsilon == pytest.approx(474.303521, rel=1e-5)
+
+
+# -- method "auto" ----------------------------------------------------------------------------
+
+_WELL = [(PoissonSubsampledGaussian(1.0, 0.01), 10_000)]
+_BIG_STEP = [(PoissonSubsampledGaussian(0.8, 0.01), 100)]  # rate * m = 1: "one big step"
+
+
+def test_auto_returns_saddlepoint_when_diagnostics_pass():
+    comp = compose(_WELL)
+    sp = saddlepoint_epsilon(comp, 1e-5)
+    assert not sp.details["diagnostics"]
+    res = epsilon(comp, 1e-5, method="auto")
+    assert res.method == "saddlepoint" and res.estimate
+    assert res.epsilon == sp.epsilon
+    assert "diagnostics passed" in res.details["auto"]
+
+
+def test_auto_returns_certified_bound_when_diagnostics_fire():
+    pytest.importorskip("flint")
+    comp = compose(_BIG_STEP)
+    sp = saddlepoint_epsilon(comp, 1e-5)
+    assert sp.details["diagnostics"]
+    res = epsilon(comp, 1e-5, method="auto")
+    assert not isinstance(res, type(sp))  # a certify Bound, not the estimate
+    d = res.to_dict()
+    assert d["quantity"] == "epsilon" and d["estimate"] is False
+    assert float(d["upper"]) < math.inf
+    assert "diagnostics fired" in res.warnings[0] and "certified" in res.warnings[0]
+    assert d["inputs"]["auto"]["saddlepoint_estimate"] == sp.epsilon
+    assert "CERTIFIED" in res.render_text()
+
+
+def test_auto_without_certified_reports_estimate_with_warning(monkeypatch):
+    from numeric import methods
+
+    methods.load_plugins()
+    monkeypatch.delitem(methods.METHODS, "certified", raising=False)
+    comp = compose(_BIG_STEP)
+    res = epsilon(comp, 1e-5, method="auto")
+    sp = saddlepoint_epsilon(comp, 1e-5)
+    assert res.method == "saddlepoint" and res.epsilon == sp.epsilon  # not AEA
+    assert "diagnostics fired" in res.warnings[0] and "not AEA" in res.warnings[0]
+    assert any("tilted cumulants" in w for w in res.warnings)
+    d = methods.delta(comp, 1.5, method="auto")  # the delta(eps) side follows the same policy
+    assert d.method == "saddlepoint" and "diagnostics fired" in d.warnings[0]
+    assert d.delta == saddlepoint_delta(comp, 1.5).delta
+
+
+def test_auto_has_no_aea_fallback_for_mechanisms_without_cgf():
+    with pytest.raises(ValueError, match="use aea"):
+        epsilon(compose([(_NoCGF(), 10)]), 1e-5, method="auto")
+
+
+def test_auto_cli_json(capsys, monkeypatch):
+    import json
+
+    from numeric import methods
+    from numeric.cli import main
+
+    argv = ["epsilon", "--mechanism", "subsampled-gaussian", "--sigma", "1", "--rate", "0.01",
+            "--steps", "10000", "--delta", "1e-5", "--method", "auto", "--json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["method"] == "saddlepoint" and out["epsilon"] == pytest.approx(6.1877, rel=1e-4)
+    assert out["details"]["diagnostics"] == []
+    methods.load_plugins()
+    monkeypatch.delitem(methods.METHODS, "certified", raising=False)
+    argv[argv.index("10000")] = "100"
+    argv[argv.index("1")] = "0.8"
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["method"] == "saddlepoint" and "diagnostics fired" in out["warnings"][0]
