@@ -22,7 +22,9 @@ class EdgeworthAccountant:
 
     Args:
         order: Edgeworth order (0, 1, 2, or any registered order).
-        method: ``"aea"`` (default), ``"aea-ea"``, ``"gdp"``, ``"clt"`` or ``"exact"``.
+        method: ``"aea"`` (default), ``"aea-ea"``, ``"saddlepoint"``, ``"gdp"``, ``"clt"``,
+            ``"exact"`` -- any registered method returning an estimate or exact value (the
+            ``order`` is passed to methods that take one).
 
     Example:
         >>> from numeric import EdgeworthAccountant, PoissonSubsampledGaussian
@@ -41,7 +43,12 @@ class EdgeworthAccountant:
             load_plugins()
         if method not in METHODS:
             raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
-        if method in ("aea", "aea-ea"):
+        if method in ("certified", "auto"):
+            raise ValueError(
+                f"method {method!r} can return a certified Bound, not an estimate: call "
+                "numeric.epsilon(composition, delta, method=...) (or certify) directly"
+            )
+        if "order" in METHODS[method].options:
             from ._validation import check_order
             from .edgeworth import SERIES_ORDERS
 
@@ -65,7 +72,9 @@ class EdgeworthAccountant:
         return compose(self._terms)
 
     def _opts(self) -> dict:
-        return {"order": self.order} if self.method in ("aea", "aea-ea") else {}
+        from .methods import METHODS
+
+        return {"order": self.order} if "order" in METHODS[self.method].options else {}
 
     def get_epsilon(self, delta: float) -> Estimate:
         """Estimated eps at ``delta`` (an :class:`Estimate`, not a bound)."""
