@@ -109,7 +109,7 @@ from numeric.mechanisms.subsampled_gaussian import (
 from numeric.moments import gauss_legendre_panels
 
 from .bound import Bound
-from .engine import DEFAULT_PRECISION, Endpoint, endpoints, workprec
+from .engine import DEFAULT_PRECISION, Endpoint, endpoints, to_arb, workprec
 
 __all__ = [
     "LAMBDA_MAX",
@@ -440,28 +440,6 @@ def log_mgf(composition: Any, alpha: float, direction: str = DIRECTION_PQ) -> ar
 # public API
 
 
-def _to_arb(name: str, value: Any) -> arb:
-    if isinstance(value, arb):
-        x = value
-    elif isinstance(value, str):
-        with workprec(max(ctx.prec, 2 * DEFAULT_PRECISION)):
-            try:
-                x = arb(value)
-            except ValueError:
-                raise ValueError(f"{name} must be a real number, got {value!r}") from None
-    else:
-        try:
-            v = float(value)
-        except (TypeError, ValueError):
-            raise ValueError(f"{name} must be a real number, got {value!r}") from None
-        if not math.isfinite(v):
-            raise ValueError(f"{name} must be finite, got {value!r}")
-        x = arb(v)
-    if not x.is_finite():
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return x
-
-
 def _delta_part(comp: Composition) -> arb:
     """1 - prod (1 - delta_i)^{m_i} (GDP Eq. 12) in Arb."""
     s = arb(0)
@@ -523,7 +501,7 @@ def chernoff_delta_bound(composition: Any, eps: Any) -> Bound:
         ValueError: on a negative or non-finite eps, or a mechanism without a certified CGF.
     """
     comp = compose(composition)
-    e = _to_arb("eps", eps)
+    e = to_arb("eps", eps)
     if e < 0:
         raise ValueError(f"eps must be >= 0, got {eps!r}")
     ef = float(e.mid())
@@ -585,7 +563,7 @@ def chernoff_epsilon_bound(composition: Any, delta: Any) -> Bound:
         ValueError: on a delta outside (0, 1), or a mechanism without a certified CGF.
     """
     comp = compose(composition)
-    target = _to_arb("delta", delta)
+    target = to_arb("delta", delta)
     if not (target > 0 and target < 1):
         raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
     dirs = _directions(comp)

@@ -97,6 +97,7 @@ from .engine import (
     adaptive,
     certainly_less,
     endpoints,
+    to_arb,
     workprec,
 )
 from .moments import continuous_parts, pllr_moments
@@ -842,22 +843,6 @@ def _methods(methods) -> tuple[str, ...]:
     return out
 
 
-def _to_arb(name: str, value) -> arb:
-    if isinstance(value, arb):
-        x = value
-    elif isinstance(value, str):
-        with workprec(max(ctx.prec, 2 * DEFAULT_PRECISION)):
-            x = arb(value)
-    else:
-        v = float(value)
-        if not math.isfinite(v):
-            raise ValueError(f"{name} must be finite, got {value!r}")
-        x = arb(v)
-    if not x.is_finite():
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return x
-
-
 def _common_assumptions(profiles: list[_Profile]) -> tuple[str, ...]:
     out: dict[str, None] = {
         "EEAI: delta = E_Q[(1 - e^(eps - S_Y))_+] = int_eps^inf e^(eps-s)(1 - F_Y(s)) ds "
@@ -914,7 +899,7 @@ def delta_interval(composition, eps, *, methods=None, prec: int | None = None) -
     """
     comp = compose(composition)
     methods = _methods(methods)
-    e = _to_arb("eps", eps)
+    e = to_arb("eps", eps)
     if e < 0:
         raise ValueError(f"eps must be >= 0, got {eps!r}")
     profiles, d, bits = _setup(comp, methods, prec)
@@ -1040,7 +1025,7 @@ def epsilon_interval(
     """
     comp = compose(composition)
     methods = _methods(methods)
-    target = _to_arb("delta", delta)
+    target = to_arb("delta", delta)
     if not (target > 0 and target < 1):
         raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
     profiles, d, bits = _setup(comp, methods, prec)

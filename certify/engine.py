@@ -12,6 +12,7 @@ quadrature, and its exp can round inward, mpmath issue #1181); it only carries r
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ __all__ = [
     "endpoints",
     "exact_decimal",
     "iv_workprec",
+    "to_arb",
     "to_iv",
     "workprec",
 ]
@@ -67,6 +69,36 @@ def iv_workprec(bits: int):
         yield
     finally:
         mpmath.iv.prec = old
+
+
+def to_arb(name: str, value: object) -> arb:
+    """An exact or tight ball of a user-supplied real: arb as is, decimal strings at high
+    precision, floats as their exact binary value.
+
+    Raises:
+        ValueError: naming ``name`` if the value is not a finite real number.
+    """
+    if isinstance(value, arb):
+        x = value
+    elif isinstance(value, str):
+        with workprec(max(ctx.prec, 2 * DEFAULT_PRECISION)):
+            try:
+                x = arb(value)
+            except ValueError:
+                raise ValueError(f"{name} must be a real number, got {value!r}") from None
+    else:
+        if isinstance(value, bool):
+            raise ValueError(f"{name} must be a real number, got {value!r}")
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be a real number, got {value!r}") from None
+        if not math.isfinite(v):
+            raise ValueError(f"{name} must be finite, got {value!r}")
+        x = arb(v)
+    if not x.is_finite():
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return x
 
 
 def arb_from_float(x: float) -> arb:
