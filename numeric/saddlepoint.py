@@ -614,6 +614,13 @@ def _solve_direction(
     ts = np.linspace(t0, t_hi, grid)
     vals = np.array([g(float(t)) for t in ts])
     above = vals > 0.0
+    if not above.any():  # the surrogate never exceeds the target: only eps = 0 remains
+        notes.append(
+            f"{prof.direction}: the tilted expansion is not positive at eps = 0 and stays below "
+            "the target delta; eps = 0 is reported, but the expansion has broken down here "
+            "(use a certified method)"
+        )
+        return 0.0, p0, 0, notes
     downs = int(np.count_nonzero(above[:-1] & ~above[1:]))
     i = int(np.flatnonzero(above)[-1])
     p = _refine_root(prof, log_target, float(ts[i]), float(ts[i + 1]), float(vals[i]),

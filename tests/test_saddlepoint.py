@@ -324,3 +324,10 @@ def test_auto_cli_json(capsys, monkeypatch):
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["method"] == "saddlepoint" and "diagnostics fired" in out["warnings"][0]
+
+
+@pytest.mark.parametrize(("sigma", "m"), [(0.6, 10), (0.7, 10)])
+def test_tiny_rate_times_steps_does_not_crash_and_warns(sigma, m):
+    # regression: no grid point above the target used to raise IndexError
+    res = saddlepoint_epsilon([(PoissonSubsampledGaussian(sigma, 0.001), m)], 1e-5)
+    assert res.epsilon >= 0.0 and res.warnings
