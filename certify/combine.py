@@ -8,7 +8,8 @@ names the method that gave each end (``lower_method``, ``upper_method``).
 
 Registered now: ``exact`` (Gaussian, pure DP; :mod:`certify.exact`) and ``eeai`` (the Edgeworth
 interval, :mod:`certify.eeai`, for every built-in mechanism), ``chernoff`` (:mod:`certify.chernoff`)
-and ``lattice`` (upper ends for homogeneous Gaussian / subsampled-Gaussian compositions,
+and ``lattice`` (both ends for homogeneous Gaussian / subsampled-Gaussian compositions:
+dominating lattice PLD above, exactly evaluated binned threshold test below;
 :mod:`certify.lattice`).
 """
 
@@ -68,15 +69,15 @@ def _chernoff_epsilon(comp, delta):
 
 
 def _lattice_delta(comp, eps):
-    from .lattice import lattice_delta_bound
+    from .lattice import lattice_delta_interval
 
-    return lattice_delta_bound(comp, eps)
+    return lattice_delta_interval(comp, eps)
 
 
 def _lattice_epsilon(comp, delta):
-    from .lattice import lattice_epsilon_bound
+    from .lattice import lattice_epsilon_interval
 
-    return lattice_epsilon_bound(comp, delta)
+    return lattice_epsilon_interval(comp, delta)
 
 
 CERTIFIED_METHODS: list[CertifiedMethod] = [

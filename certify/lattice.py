@@ -1,9 +1,10 @@
 r"""Certified upper bounds on delta(eps) and eps(delta) from a dominating lattice PLD.
 
 Scope (first slice of the lattice method): homogeneous compositions of the Gaussian mechanism
-and of the Poisson-subsampled Gaussian (both pair orders). Only the **upper** end is produced;
-the lower end is the trivial 0 (the other certified methods supply lower ends in
-:mod:`certify.combine`).
+and of the Poisson-subsampled Gaussian (both pair orders). :func:`lattice_delta_bound` and
+:func:`lattice_epsilon_bound` give the **upper** end (lower end trivial 0); the **lower** end
+(an exactly evaluated binned threshold test, section "Lower bound" at the end) is added by
+:func:`lattice_delta_interval` and :func:`lattice_epsilon_interval`.
 
 **Notation.** For a finite non-negative measure :math:`\nu` on :math:`(-\infty, +\infty]` let
 
@@ -113,7 +114,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
@@ -130,10 +131,14 @@ from .engine import DEFAULT_PRECISION, Endpoint, endpoints, workprec
 __all__ = [
     "DEFAULT_BITS",
     "LatticePLD",
+    "LowerLattice",
     "default_grid",
     "lattice_delta_bound",
+    "lattice_delta_interval",
     "lattice_epsilon_bound",
+    "lattice_epsilon_interval",
     "lattice_pld",
+    "lower_lattice",
     "single_step_delta",
 ]
 
@@ -711,3 +716,391 @@ def lattice_epsilon_bound(
     _, hi = endpoints(arb(per[win]))
     return Bound("epsilon", Endpoint(0, 0), hi, "trivial", f"lattice[h={lats[win].h!r}]",
                  DEFAULT_PRECISION, _assumptions(comp), win, (), inputs)
+
+
+# ---------------------------------------------------------------------------------------------
+# certified LOWER bound: an exactly evaluated binned threshold test (see _LOWER_DOC)
+
+_LOWER_DOC = r"""
+**Lower bound (a concrete test, evaluated with directed rounding).** Fix one pair order with
+PLLR :math:`L = \log(dQ/dP)` (for the order (Q, P) of the subsampled Gaussian the roles of P and
+Q are swapped and L is negated; the formulas below are written for "numerator" Q and
+"denominator" P). Fix integers :math:`a < b` and bin one observation by the cell index
+
+.. math::
+
+    c(x) = a \text{ if } L(x) < (a+1)h, \quad c(x) = k \text{ if } kh \le L(x) < (k+1)h
+    \ (a < k < b), \quad c(x) = b \text{ if } L(x) \ge bh.
+
+c is a deterministic function of the output, so for the m-fold composition the statistic
+:math:`S = \sum_i c(x_i)` is a post-processing and for every threshold K and every eps the
+event :math:`\{S > K\}` gives :math:`\delta_{P^m, Q^m}(\varepsilon) \ge Q^m(S > K) -
+e^\varepsilon P^m(S > K)` (the hockey-stick divergence is the supremum over events).
+
+*Q side.* With :math:`q_k = Q(c = k)`, :math:`Q^m(S = j) = q^{*m}_j`. The single-step masses are
+rounded **down** to fixed point, every product of the binary powering is rescaled by
+:math:`\lfloor \cdot / 2^B \rfloor`, and tails are simply dropped: each operation only lowers
+coefficients pointwise and convolution of non-negative sequences is monotone, so the computed
+:math:`Q'_j \le 2^B Q^m(S = j)` for every j and :math:`2^{-B}\sum_{j > K} Q'_j \le Q^m(S > K)`.
+
+*P side, exponentially tilted (exact identity).* Put :math:`r_k = e^{kh + \gamma} p_k`,
+:math:`p_k = P(c = k)`, with a binary64 constant :math:`\gamma` (exact) chosen in floating point
+so that :math:`\sum_k r_k \approx 1` (renormalisation; any :math:`\gamma` is valid). For any
+cell sequence with :math:`\sum c_i = j`, :math:`\prod p_{c_i} = e^{-jh - m\gamma} \prod
+r_{c_i}`, hence :math:`P^m(S = j) = e^{-jh - m\gamma} r^{*m}_j` exactly. The tilted masses are
+O(1)-normalised (:math:`e^{kh} p_k \le q_k` on the interior cells, since there :math:`dP =
+e^{-L} dQ \le e^{-kh} dQ`; without :math:`\gamma` the total would be about :math:`e^{-h/2}` per
+step and :math:`e^{-mh/2}` after m steps, below the fixed-point unit at m = 1e5, h = 2^-8), so
+the relevant tail :math:`P^m(S > K) \approx e^{-\varepsilon}\delta` is carried with full
+*relative* precision even when it is ~1e-17
+(m = 1e5, eps ~ 25.6). The :math:`r_k` are rounded **up**, products rescaled by
+:math:`\lceil \cdot / 2^B \rceil`, and mass cut from either end of a product is not lost but
+added to a scalar E ("mass at an unknown index"). Invariant:
+:math:`2^B r^{*n} \le R' + e` pointwise for some non-negative e of total mass :math:`\le E`;
+for a product, :math:`(R'_a + e_a) * (R'_b + e_b) = R'_a * R'_b + [e_a * (R'_b + e_b) + R'_a *
+e_b]`, the bracket having total mass :math:`E_a(|R'_b| + E_b) + |R'_a| E_b`, which is rounded up
+and added to E together with the cut mass. Then
+
+.. math::
+
+    P^m(S > K) \le 2^{-B} e^{-m\gamma}\Bigl(\sum_{j > K} e^{-jh} R'_j + e^{-(K+1)h} E\Bigr)
+
+since :math:`e^{-jh} \le e^{-(K+1)h}` for j > K.
+
+*Result.* :math:`\delta(\varepsilon) \ge \max_K \bigl[2^{-B}\sum_{j>K} Q'_j - e^\varepsilon
+\cdot (\text{the P bound})\bigr]`, clipped at 0. K is chosen in floating point; the chosen K is
+evaluated in Arb (exact integer sums, ``arb_poly`` Horner at :math:`e^{-h}`), so the choice
+affects only tightness. The profile is non-increasing in eps; if it exceeds the target delta at
+eps_lo then :math:`\delta(\varepsilon) > \delta` for all :math:`\varepsilon \le` eps_lo, so
+:math:`\varepsilon(\delta) \ge` eps_lo. For a pair with both orders, delta and eps(delta) are the
+max over orders, so the max of the per-order lower bounds is a lower bound.
+
+*Cell masses* (closed forms, Arb): with tails :math:`T_Q(s) = Q(L \ge s)`, :math:`T_P(s) = P(L
+\ge s)`, :math:`q_k = T_Q(kh) - T_Q((k+1)h)` (with :math:`T(-\infty) = 1`, i.e. :math:`q_a = 1 -
+T_Q((a+1)h)`, :math:`q_b = T_Q(bh)`). Gaussian: :math:`L \ge s \iff x \ge x_s = s/\mu + \mu/2`,
+:math:`T_P = \bar\Phi(x_s)`, :math:`T_Q = \bar\Phi(x_s - \mu)`. Subsampled Gaussian (P, Q):
+if :math:`e^s \le 1 - p` both tails are 1, else with :math:`x_s` as in the upper bound
+:math:`T_P = \bar\Phi(x_s)`, :math:`T_Q = (1-p)\bar\Phi(x_s) + p\bar\Phi(x_s - \mu)`. Order
+(Q, P): :math:`L' = -L \ge s \iff x \le x_{-s}` (none if :math:`e^{-s} \le 1 - p`); numerator
+mass :math:`\Phi(x_{-s})`, denominator mass :math:`(1-p)\Phi(x_{-s}) + p\Phi(x_{-s} - \mu)`.
+The binning window [a, b] is the upper bound's grid range; any choice is valid.
+"""
+
+__doc__ = (__doc__ or "") + _LOWER_DOC
+
+_A_LOWER = (
+    "lattice lower end: exact evaluation (directed fixed-point rounding, exponential tilting of "
+    "the P side) of the threshold test on the sum of PLLR cell indices, a post-processing "
+    "(proof in certify.lattice)"
+)
+
+
+def _tails(step: _Step, s: arb) -> tuple[arb, arb]:
+    """(T_Q(s), T_P(s)) = (numerator, denominator) mass of {L >= s} for this pair order."""
+    mu = step.mu()
+    if step.kind == "gaussian":
+        x = s / mu + mu / 2
+        return _sf(x - mu), _sf(x)
+    p = arb(step.rate)
+    keep = 1 - p
+    if step.kind == "sg-pq":
+        t = s.exp()
+        if t <= keep:
+            return arb(1), arb(1)
+        if not t > keep:
+            raise ArithmeticError("cannot place e^s against 1 - p")
+        x = (((t - keep) / p).log() + mu * mu / 2) / mu
+        return keep * _sf(x) + p * _sf(x - mu), _sf(x)
+    u = (-s).exp()
+    if u <= keep:
+        return arb(0), arb(0)
+    if not u > keep:
+        raise ArithmeticError("cannot place e^-s against 1 - p")
+    x = (((u - keep) / p).log() + mu * mu / 2) / mu
+    return _cdf(x), keep * _cdf(x) + p * _cdf(x - mu)
+
+
+def _floor_dyadic(e: Endpoint) -> int:
+    if e.exp >= 0:
+        return e.man << e.exp
+    return e.man >> (-e.exp)
+
+
+@dataclass(frozen=True)
+class _Seq:
+    """Integer sequence at grid indices offset + k (units 2^-B), plus unlocated mass ``extra``."""
+
+    offset: int
+    coeffs: fmpz_poly
+    extra: int = 0
+
+
+def _cut_points(r: fmpz_poly, tau: int) -> tuple[int, int]:
+    """(low, top): drop indices < low and > top, each side of mass <= tau."""
+    n = r.length()
+    lo_k, hi_k = -1, n - 1
+    while hi_k - lo_k > 1:
+        mid = (lo_k + hi_k) // 2
+        if _sum_above(r, mid) <= tau:
+            hi_k = mid
+        else:
+            lo_k = mid
+    top = hi_k
+    lo_l, hi_l = 0, top + 1
+    while hi_l - lo_l > 1:
+        mid = (lo_l + hi_l) // 2
+        if _sum_below(r, mid) <= tau:
+            lo_l = mid
+        else:
+            hi_l = mid
+    return lo_l, top
+
+
+def _mul_seq(a: _Seq, b: _Seq, bits: int, up: bool) -> _Seq:
+    """Product, rescaled down (Q side: floor, cut mass dropped) or up (tilted P side: ceil,
+    cut mass and the extra-mass cross terms added to ``extra``)."""
+    div = fmpz(1 << bits)
+    prod = a.coeffs * b.coeffs
+    r = -((-prod) // div) if up else prod // div
+    tau = 1 << max(0, bits - _TRUNC_BITS)
+    low, top = _cut_points(r, tau)
+    extra = 0
+    if up:
+        fa, fb = int(a.coeffs(1)), int(b.coeffs(1))
+        cross = a.extra * (fb + b.extra) + fa * b.extra
+        extra = -((-cross) >> bits) + _sum_above(r, top) + _sum_below(r, low)
+    kept = r.truncate(top + 1)
+    if low > 0:
+        kept = kept.right_shift(low)
+    return _Seq(a.offset + b.offset + low, kept, extra)
+
+
+def _power_seq(base: _Seq, m: int, bits: int, up: bool) -> _Seq:
+    result = None
+    sq = base
+    for bit in range(m.bit_length()):
+        if bit:
+            sq = _mul_seq(sq, sq, bits, up)
+        if (m >> bit) & 1:
+            result = sq if result is None else _mul_seq(result, sq, bits, up)
+    return result
+
+
+@dataclass(frozen=True)
+class LowerLattice:
+    r"""Composed binned test laws: Q' (rounded down) and tilted P' (rounded up, with extra mass).
+
+    ``q`` and ``r`` hold integers (units 2^-B) at grid indices ``offset + k``; see the lower-bound
+    section of the module docstring for the certified inequality.
+    """
+
+    h: float
+    bits: int
+    q: _Seq
+    r: _Seq
+    count: int
+    direction: str
+    points: int
+    tilt: float = 0.0  # the constant gamma of the docstring (binary64, exact)
+
+    def _shift(self) -> arb:
+        """m * gamma exactly (a 53-bit times a <= 30-bit integer)."""
+        with workprec(max(ctx.prec, 128)):
+            return arb(self.tilt) * self.count
+
+    @cached_property
+    def _float_parts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+        """(indices j, Q' masses, R' masses, extra) as floats, for choosing K only."""
+        lo = min(self.q.offset, self.r.offset)
+        hi = max(self.q.offset + self.q.coeffs.length(), self.r.offset + self.r.coeffs.length())
+        n = hi - lo
+        qa = np.zeros(n)
+        ra = np.zeros(n)
+        sc = 2.0 ** (-self.bits)
+        qc = [float(v) * sc for v in self.q.coeffs.coeffs()]
+        rc = [float(v) * sc for v in self.r.coeffs.coeffs()]
+        qa[self.q.offset - lo: self.q.offset - lo + len(qc)] = qc
+        ra[self.r.offset - lo: self.r.offset - lo + len(rc)] = rc
+        j = lo + np.arange(n)
+        qt = np.cumsum(qa[::-1])[::-1]
+        rw = np.cumsum((ra * np.exp(np.clip(-j * self.h, -745.0, 700.0)))[::-1])[::-1]
+        return j, qt, rw, float(self.r.extra) * sc
+
+    def float_profile(self, eps: float) -> tuple[float, int]:
+        """(approximate max_K test value, argmax K) in floating point (search only)."""
+        j, qt, rw, extra = self._float_parts
+        # tails above K = j[i] - 1, i.e. sums over indices >= j[i], in the tilted frame:
+        # P-tail = e^eps * sum_{j' >= j} e^{-j' h} R'_{j'}
+        shift = eps - self.count * self.tilt
+        w = np.exp(np.clip(shift - j * self.h, -745.0, 700.0))
+        with np.errstate(over="ignore", invalid="ignore"):
+            pt = math.exp(min(shift, 700.0)) * rw + extra * w
+        val = np.nan_to_num(qt - pt, nan=-np.inf)
+        i = int(np.argmax(val))
+        return float(val[i]), int(j[i] - 1)
+
+    def delta_lower_at(self, eps: arb, k: int) -> arb:
+        r"""Enclosure of :math:`2^{-B}[\sum_{j>K} Q'_j - e^\varepsilon(\sum_{j>K} e^{-jh}R'_j +
+        e^{-(K+1)h} E)]` at threshold K = ``k`` (current precision)."""
+        h = arb(self.h)
+        qs = _sum_above(self.q.coeffs, k - self.q.offset) if k - self.q.offset >= -1 else int(
+            self.q.coeffs(1))
+        j0 = max(k + 1 - self.r.offset, 0)
+        n = self.r.coeffs.length()
+        if j0 < n:
+            tail = self.r.coeffs.right_shift(j0) if j0 > 0 else self.r.coeffs
+            ps = arb_poly(tail)((-h).exp()) * (eps - (self.r.offset + j0) * h).exp()
+        else:
+            ps = arb(0)
+        ps = (ps + arb(fmpz(self.r.extra)) * (eps - (k + 1) * h).exp()) * (-self._shift()).exp()
+        return (arb(fmpz(qs)) - ps) * arb(2) ** (-self.bits)
+
+    def delta_lower(self, eps: arb) -> tuple[arb, int]:
+        """Best certified test value at ``eps`` (an Arb ball; its upper end is used) and K."""
+        e_hi = arb(eps.upper())
+        _, k = self.float_profile(float(e_hi.mid()))
+        best, kb = None, k
+        for kk in (k - 1, k, k + 1):
+            v = self.delta_lower_at(e_hi, kk)
+            if best is None or v.lower() > best.lower():
+                best, kb = v, kk
+        return best, kb
+
+
+def _lower_single(step: _Step, h: float, bits: int, count: int
+                  ) -> tuple[_Seq, _Seq, int, float]:
+    lo, hi = _range(step, count)
+    a, b = math.floor(lo / h), math.ceil(hi / h)
+    n = b - a + 1
+    scale = 1 << bits
+    prec = DEFAULT_PRECISION + bits
+    tilt = None
+    while True:
+        with workprec(prec):
+            hh = arb(h)
+            # tails at the interior edges (a+1)h .. bh; T(-inf) = 1 and T(+inf) = 0
+            tq, tp = [arb(1)], [arb(1)]
+            for k in range(a + 1, b + 1):
+                x, y = _tails(step, arb(k) * hh)
+                tq.append(x)
+                tp.append(y)
+            tq.append(arb(0))
+            tp.append(arb(0))
+            if tilt is None:  # renormalising constant gamma (any value is valid)
+                z = sum(((arb(a + i) * hh).exp() * (tp[i] - tp[i + 1]) for i in range(n)),
+                        arb(0))
+                tilt = -math.log(float(z.mid()))
+            qs, rs, worst = [], [], 0.0
+            for i in range(n):
+                qk = tq[i] - tq[i + 1]
+                rk = (arb(a + i) * hh + arb(tilt)).exp() * (tp[i] - tp[i + 1])
+                worst = max(worst, float(qk.rad()), float(rk.rad()))
+                qs.append(max(0, _floor_dyadic(endpoints(qk * scale)[0])))
+                rs.append(max(0, _ceil_dyadic(endpoints(rk * scale)[1])))
+        if worst <= 2.0 ** (-bits - 8) or prec >= 4 * (DEFAULT_PRECISION + bits):
+            break
+        prec *= 2
+    return _Seq(a, fmpz_poly(qs)), _Seq(a, fmpz_poly(rs)), n, tilt
+
+
+@lru_cache(maxsize=16)
+def _lower_cached(step: _Step, count: int, h: float, bits: int, direction: str) -> LowerLattice:
+    q1, r1, n, tilt = _lower_single(step, h, bits, count)
+    q = _power_seq(q1, count, bits, up=False)
+    r = _power_seq(r1, count, bits, up=True)
+    return LowerLattice(h, bits, q, r, count, direction, n, tilt)
+
+
+def lower_lattice(
+    composition: Any, direction: str = DIRECTION_PQ, *, h: float | None = None,
+    bits: int | None = None,
+) -> LowerLattice:
+    """The composed binned-test laws (lower-bound side) in one pair order; cf. :func:`lattice_pld`.
+
+    Raises:
+        ValueError: if the method does not apply, or on bad h / bits.
+    """
+    comp = compose(composition)
+    mech, count = _homogeneous(comp)
+    h, b = _check_params(h, bits)
+    step = _step_of(mech, direction)
+    if h is None:
+        h = default_grid(mech, count, direction)
+    lo, hi = _range(step, count)
+    if (hi - lo) / h > 4 * _N1_MAX:
+        raise ValueError(f"lattice: grid spacing h = {h!r} needs more than {4 * _N1_MAX} "
+                         "single-step points; use a larger h")
+    return _lower_cached(step, count, h, b, direction)
+
+
+def lattice_delta_interval(
+    composition: Any, eps: Any, *, h: float | None = None, bits: int | None = None
+) -> Bound:
+    r"""Certified enclosure of delta(eps): lower end from the binned test, upper end as
+    :func:`lattice_delta_bound`. Lower end: the max over pair orders of the per-order test values
+    (clipped at 0); a ball ``eps`` is evaluated at its upper end for the lower bound."""
+    up = lattice_delta_bound(composition, eps, h=h, bits=bits)
+    comp = compose(composition)
+    e = _to_arb("eps", eps)
+    with workprec(DEFAULT_PRECISION):
+        per = {d: lower_lattice(comp, d, h=h, bits=bits).delta_lower(e)[0]
+               for d in comp.directions}
+        win = max(per, key=lambda k: per[k].lower())
+        lo_b = arb(per[win].lower())
+    lo = endpoints(lo_b)[0] if lo_b > 0 else Endpoint(0, 0)
+    inputs = dict(up.inputs)
+    inputs["per_direction_lower"] = {k: float(v.mid()) for k, v in per.items()}
+    lm = f"lattice-test[h={up.inputs['h']!r}]" if lo_b > 0 else "trivial"
+    return Bound("delta", lo, up.upper, lm, up.upper_method, up.precision,
+                 (*up.assumptions, _A_LOWER), up.direction, up.warnings, inputs)
+
+
+def _eps_lower(lat: LowerLattice, target: arb) -> float:
+    """A dyadic eps_lo >= 0 with a certified test value > target at eps_lo (0 if none)."""
+    tf = float(target.upper())
+    if lat.float_profile(0.0)[0] <= tf:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while lat.float_profile(hi)[0] > tf:
+        lo, hi = hi, 2 * hi
+        if hi > 1e6:
+            raise ArithmeticError("lattice: lower epsilon search did not terminate")
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if lat.float_profile(mid)[0] > tf:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-13 * max(1.0, hi):
+            break
+    cand = lo
+    for k in range(10):
+        q = math.ldexp(math.floor(math.ldexp(cand, 44)), -44)
+        with workprec(DEFAULT_PRECISION):
+            v, _ = lat.delta_lower(arb(q))
+            if bool(v.lower() > target.upper()):
+                return q
+        cand = max(0.0, cand - (1e-11 * 10.0**k) * max(1.0, cand))
+    return 0.0
+
+
+def lattice_epsilon_interval(
+    composition: Any, delta: Any, *, h: float | None = None, bits: int | None = None
+) -> Bound:
+    r"""Certified enclosure of eps(delta): lower end from the binned test (max over pair
+    orders: the certified test value exceeds delta at eps_lo, so eps(delta) >= eps_lo), upper end
+    as :func:`lattice_epsilon_bound`."""
+    up = lattice_epsilon_bound(composition, delta, h=h, bits=bits)
+    comp = compose(composition)
+    target = _to_arb("delta", delta)
+    per = {d: _eps_lower(lower_lattice(comp, d, h=h, bits=bits), target)
+           for d in comp.directions}
+    win = max(per, key=lambda k: per[k])
+    lo = endpoints(arb(per[win]))[0]
+    if up.upper.is_finite and lo.to_mpf() > up.upper_mpf:  # impossible unless a bug
+        raise ArithmeticError("lattice: lower end above upper end")
+    inputs = dict(up.inputs)
+    inputs["per_direction_lower"] = per
+    lm = f"lattice-test[h={up.inputs['h']!r}]" if per[win] > 0 else "trivial"
+    return Bound("epsilon", lo, up.upper, lm, up.upper_method, up.precision,
+                 (*up.assumptions, _A_LOWER), up.direction, up.warnings, inputs)

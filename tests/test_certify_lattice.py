@@ -24,8 +24,11 @@ from certify.exact import exact_delta_bound  # noqa: E402
 from certify.lattice import (  # noqa: E402
     default_grid,
     lattice_delta_bound,
+    lattice_delta_interval,
     lattice_epsilon_bound,
+    lattice_epsilon_interval,
     lattice_pld,
+    lower_lattice,
     single_step_delta,
 )
 from numeric.gdp import delta_mu  # noqa: E402
@@ -161,17 +164,100 @@ def test_consistent_with_combine(comp):
         b = certified_delta(comp, eps)  # raises if any two certified intervals are disjoint
         lat = lattice_delta_bound(comp, eps)
         assert b.lower_mpf <= lat.upper_mpf
+        low = lattice_delta_interval(comp, eps)
+        assert low.lower_mpf <= b.upper_mpf and b.lower_mpf >= low.lower_mpf
     for delta in (1e-3, 1e-6):
         b = certified_epsilon(comp, delta)
         lat = lattice_epsilon_bound(comp, delta)
         assert b.lower_mpf <= lat.upper_mpf
         assert b.upper_mpf <= lat.upper_mpf
+        low = lattice_epsilon_interval(comp, delta)
+        assert low.lower_mpf <= b.upper_mpf and b.lower_mpf >= low.lower_mpf
 
 
 def test_combine_takes_lattice_upper_end_for_dp_sgd():
     b = certified_epsilon([(DPSGD, 1000)], 1e-5)
     assert b.upper_method.startswith("lattice[")
     assert PLD_EPS[1000] - ROUND <= float(b.upper_mpf) <= PLD_EPS[1000] * 1.001
+
+
+# --- lower end: the exactly evaluated binned threshold test -----------------------------------
+
+
+@pytest.mark.parametrize(("mu", "m", "eps"), [(1.0, 1, 0.7), (0.5, 16, 2.0), (0.1, 1000, 3.0)])
+def test_gaussian_lower_bound_is_valid_and_tightens(mu, m, eps):
+    comp = [(Gaussian(1.0 / mu), m)]
+    exact = exact_delta_bound(comp, eps)
+    widths = []
+    for h in (2.0**-5, 2.0**-7, 2.0**-9):
+        b = lattice_delta_interval(comp, eps, h=h)
+        assert b.lower_method == f"lattice-test[h={h!r}]"
+        assert 0 < b.lower_mpf <= exact.lower_mpf <= exact.upper_mpf <= b.upper_mpf
+        widths.append(float(b.upper_mpf - b.lower_mpf))
+    # measured (mu, m) = (0.1, 1000): [0.61766, 0.63016], [0.62158, 0.62237], [0.62183, 0.62188]
+    assert widths[1] <= widths[0] / 6 and widths[2] <= widths[1] / 6, widths
+    assert widths[2] <= 1e-4 * float(exact.upper_mpf)
+
+
+def test_gaussian_epsilon_interval_contains_exact():
+    comp = [(Gaussian(4.0), 100)]  # mu = 2.5 in total
+    b = lattice_epsilon_interval(comp, 1e-5, h=2.0**-8)
+    lo, up = float(b.lower_mpf), float(b.upper_mpf)
+    assert delta_mu(2.5, lo) > 1e-5 >= delta_mu(2.5, up)
+    assert 0 < up - lo < 0.01
+
+
+def test_lower_lattice_laws():
+    lat = lower_lattice([(DPSGD, 1000)], "P||Q", h=2.0**-9)
+    assert int(lat.q.coeffs(1)) <= 1 << lat.bits  # rounded down: Q' total mass <= 1
+    assert int(lat.q.coeffs(1)) > (1 << lat.bits) * (1 - 1e-12)
+    assert int(lat.r.coeffs(1)) > (1 << lat.bits) // 2  # renormalised tilt keeps R' of order 1
+    assert lat.r.extra < 1 << (lat.bits - 50)
+
+
+@pytest.mark.parametrize(("m", "h", "width"), [(1000, 2.0**-10, 1.2e-3), (10000, 2.0**-10, 5e-3)])
+def test_dp_sgd_epsilon_interval_brackets_pld(m, h, width):
+    b = lattice_epsilon_interval([(DPSGD, m)], 1e-5, h=h)
+    lo, up = float(b.lower_mpf), float(b.upper_mpf)
+    # measured: m=1e3: [1.827905, 1.828903] (h=2^-10), [1.828216, 1.828278] (2^-12);
+    # m=1e4: [6.186161, 6.190825], [6.187615, 6.187907]; m=1e5: [25.44262, 25.82095] (2^-8),
+    # [25.54189, 25.63694] (2^-9), [25.56520, 25.58897] (2^-10), [25.57260, 25.57411] (default)
+    assert 0 < lo <= PLD_EPS[m] + ROUND
+    assert up - lo <= width
+    assert b.lower_method == f"lattice-test[h={h!r}]"
+    per = b.inputs["per_direction_lower"]
+    assert per["Q||P"] < per["P||Q"] == lo  # the max over pair orders
+
+
+def test_dp_sgd_delta_interval_consistent_with_epsilon_interval():
+    comp, h = [(DPSGD, 1000)], 2.0**-9
+    e = lattice_epsilon_interval(comp, 1e-5, h=h)
+    d = lattice_delta_interval(comp, e.lower_mpf, h=h)
+    assert d.lower_mpf > 1e-5  # the certificate behind the eps lower end
+    d2 = lattice_delta_interval(comp, float(e.lower_mpf) + 1e-3, h=h)
+    assert d2.lower_mpf <= 1e-5
+    for eps in (0.0, 0.5, 2.0, 4.0):
+        d = lattice_delta_interval(comp, eps, h=h)
+        assert d.lower_mpf <= d.upper_mpf
+        # measured relative widths (eps = 0, 0.5, 2, 4): 2.8e-3, 8.5e-3, 3.2e-2, 2.9e-2 at
+        # h = 2^-9; 1.8e-4, 5.3e-4, 2.0e-3, 2.0e-3 at h = 2^-11 (second order in h)
+        assert d.lower_mpf > 0 and d.upper_mpf - d.lower_mpf < 0.05 * float(d.upper_mpf)
+
+
+@pytest.mark.slow
+def test_dp_sgd_large_count_tilted_lower_end():
+    b = lattice_epsilon_interval([(DPSGD, 100000)], 1e-5, h=2.0**-9)
+    lo, up = float(b.lower_mpf), float(b.upper_mpf)
+    assert 25.5 < lo <= PLD_EPS[100000] + ROUND <= up + 2 * ROUND
+    assert up - lo < 0.1
+
+
+def test_combine_takes_lattice_lower_end_for_dp_sgd():
+    b = certified_epsilon([(DPSGD, 1000)], 1e-5)
+    assert b.lower_method.startswith("lattice-test[")
+    assert b.upper_method.startswith("lattice[")
+    assert float(b.lower_mpf) <= PLD_EPS[1000] + ROUND
+    assert b.width() <= 1e-4 * PLD_EPS[1000]
 
 
 # --- bad input and applicability ---------------------------------------------------------------
