@@ -32,59 +32,26 @@ class CertifiedMethod:
     epsilon_fn: Callable[..., Bound]
 
 
-def _exact_delta(comp, eps):
-    from .exact import exact_delta_bound
+def _lazy(target: str) -> Callable[..., Bound]:
+    """``"module:function"`` in certify, imported on first call (keeps python-flint users lazy)."""
+    module, name = target.split(":")
 
-    return exact_delta_bound(comp, eps)
+    def call(comp, x):
+        from importlib import import_module
 
+        return getattr(import_module(f".{module}", __package__), name)(comp, x)
 
-def _exact_epsilon(comp, delta):
-    from .exact import exact_epsilon_bound
-
-    return exact_epsilon_bound(comp, delta)
-
-
-def _eeai_delta(comp, eps):
-    from .eeai import delta_interval
-
-    return delta_interval(comp, eps)
-
-
-def _eeai_epsilon(comp, delta):
-    from .eeai import epsilon_interval
-
-    return epsilon_interval(comp, delta)
-
-
-def _chernoff_delta(comp, eps):
-    from .chernoff import chernoff_delta_bound
-
-    return chernoff_delta_bound(comp, eps)
-
-
-def _chernoff_epsilon(comp, delta):
-    from .chernoff import chernoff_epsilon_bound
-
-    return chernoff_epsilon_bound(comp, delta)
-
-
-def _lattice_delta(comp, eps):
-    from .lattice import lattice_delta_interval
-
-    return lattice_delta_interval(comp, eps)
-
-
-def _lattice_epsilon(comp, delta):
-    from .lattice import lattice_epsilon_interval
-
-    return lattice_epsilon_interval(comp, delta)
+    call.__name__ = name
+    return call
 
 
 CERTIFIED_METHODS: list[CertifiedMethod] = [
-    CertifiedMethod("exact", _exact_delta, _exact_epsilon),
-    CertifiedMethod("eeai", _eeai_delta, _eeai_epsilon),
-    CertifiedMethod("chernoff", _chernoff_delta, _chernoff_epsilon),
-    CertifiedMethod("lattice", _lattice_delta, _lattice_epsilon),
+    CertifiedMethod("exact", _lazy("exact:exact_delta_bound"), _lazy("exact:exact_epsilon_bound")),
+    CertifiedMethod("eeai", _lazy("eeai:delta_interval"), _lazy("eeai:epsilon_interval")),
+    CertifiedMethod("chernoff", _lazy("chernoff:chernoff_delta_bound"),
+                    _lazy("chernoff:chernoff_epsilon_bound")),
+    CertifiedMethod("lattice", _lazy("lattice:lattice_delta_interval"),
+                    _lazy("lattice:lattice_epsilon_interval")),
 ]
 
 
