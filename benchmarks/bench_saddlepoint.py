@@ -23,8 +23,13 @@ exp(m log phi) (m is an integer, so the branch does not matter). The y-integral 
 Gauss-Legendre on panels of width min(0.5/s, ...), extended until |phi_c|^m / y^2 falls below
 1e-13 relative to the result (reported as "tail"), and capped at y = 1e3 (flagged "cap" when
 hit). For rate * m < 10 the plateau of |phi_c|^m (few expected sampled steps) makes the inversion
-too slow for a benchmark; there the P||Q row uses the PLD as reference (marked pld-ref) and
-the Q||P row prints n/a.
+too slow for a benchmark; there the reference is the certified lattice enclosure
+``certify.lattice.lattice_epsilon_interval`` (marked lat-ref), taken per direction from the
+Bound's ``inputs["per_direction_lower"]`` / ``inputs["per_direction"]`` (upper ends), or for the
+max over directions when those are absent (marked lat-max). eps_ref is the interval midpoint,
+ref_acc its relative half-width, and sp_err the error against the midpoint; an estimate counts as
+"wrong by more than 1e-4" iff it lies outside [lower (1 - 1e-4), upper (1 + 1e-4)] (column
+">1e-4"). Without certify installed those rows print n/a with a note.
 Estimated reference accuracy: the change of delta between the rule and a rule with
 doubled nodes (reported per point; typically <= 1e-9 relative), translated to eps through the
 slope. eps(delta) of the reference: secant iterations on the Bromwich delta started from the
@@ -127,6 +132,25 @@ def _bromwich_epsilon(mu, rate, m, swap, eps0, t0):
     return e_b, st, acc
 
 
+def _lattice_interval(comp):
+    """Certified eps enclosures per direction from the lattice, or None if certify is missing.
+
+    Returns ({direction: (lower, upper)}, per_direction: bool); when the Bound does not expose
+    per-direction values, every direction gets the (max-over-directions) interval and the flag
+    is False."""
+    try:
+        from certify.lattice import lattice_epsilon_interval
+    except Exception:
+        return None, False
+    b = lattice_epsilon_interval(comp, DELTA)
+    lo, hi = float(b.lower_mpf), float(b.upper_mpf)
+    per_lo = b.inputs.get("per_direction_lower")
+    per_hi = b.inputs.get("per_direction")
+    if isinstance(per_lo, dict) and isinstance(per_hi, dict):
+        return {d: (float(per_lo[d]), float(per_hi[d])) for d in per_lo if d in per_hi}, True
+    return {"P||Q": (lo, hi), "Q||P": (lo, hi)}, False
+
+
 def _pld_epsilon(sigma, rate, m):
     try:
         import dp_accounting
@@ -154,7 +178,7 @@ def dp_sgd_table(steps, with_pld=True):
     print(f"DP-SGD, delta = {DELTA:g}; rel. errors against the Bromwich reference (per direction)")
     hdr = (f"{'rate':>6} {'sig':>4} {'m':>8} {'dir':>5} {'eps_ref':>11} {'ref_acc':>8} "
            f"{'sp_err':>9} {'diag':>5} {'aea2_err':>9} {'pld_err':>9} {'sp_ms':>6} "
-           f"{'aea_ms':>6} {'pld_ms':>7}")
+           f"{'aea_ms':>6} {'pld_ms':>7} {'>1e-4':>5}")
     print(hdr)
     rows = []
     for rate in RATES:
@@ -165,38 +189,51 @@ def dp_sgd_table(steps, with_pld=True):
                 sp, sp_t = _timed(lambda c=comp: saddlepoint_epsilon(c, DELTA), 1)
                 aea, aea_t = _timed(lambda c=comp: aea_epsilon(c, DELTA, order=2), 1)
                 pld, pld_t = _pld_epsilon(sigma, rate, m) if with_pld else (None, None)
+                lat, lat_per = _lattice_interval(comp) if rate * m < 10 else (None, False)
                 for direction, swap in (("P||Q", False), ("Q||P", True)):
                     det = sp.details["saddlepoint"][direction]
                     e_sp = sp.per_direction[direction]
                     fired = any(w.startswith(direction) for w in sp.warnings)
                     if rate * m < 10:
-                        if pld is None or swap:
-                            print(f"{rate:6g} {sigma:4g} {m:8d} {direction:>5}  Bromwich n/a "
-                                  f"(rate*m < 10); sp eps {e_sp:.6f} diag "
-                                  f"{'yes' if fired else 'no'}")
+                        if lat is None or direction not in lat:
+                            print(f"{rate:6g} {sigma:4g} {m:8d} {direction:>5}  reference n/a "
+                                  f"(rate*m < 10, certify not installed); sp eps {e_sp:.6f} "
+                                  f"diag {'yes' if fired else 'no'}")
                             continue
-                        ref, st, acc = pld, "pld-ref", float("nan")
+                        lo, hi = lat[direction]
+                        ref, acc = 0.5 * (lo + hi), 0.5 * (hi - lo) / (0.5 * (lo + hi))
+                        st = "lat-ref" if lat_per else "lat-max"
+                        if not lat_per:  # compare the max over directions
+                            e_sp = sp.epsilon
+                        wrong = not (lo * (1 - 1e-4) <= e_sp <= hi * (1 + 1e-4))
                     else:
                         ref, st, acc = _bromwich_epsilon(1 / sigma, rate, m, swap, e_sp,
                                                          det["t"])
+                        wrong = abs(e_sp - ref) / ref > 1e-4
                     e_aea = aea.per_direction[direction]
                     pld_err = ((pld - ref) / ref) if (pld is not None and direction == "P||Q") \
                         else None
                     row = (rate, sigma, m, direction, ref, acc, (e_sp - ref) / ref, fired,
-                           (e_aea - ref) / ref, pld_err, sp_t, aea_t, pld_t, st)
+                           (e_aea - ref) / ref, pld_err, sp_t, aea_t, pld_t, st, wrong)
                     rows.append(row)
                     pe = f"{pld_err:+9.1e}" if pld_err is not None else f"{'':>9}"
                     pt = f"{1e3 * pld_t:7.0f}" if (pld_t and direction == "P||Q") else f"{'':>7}"
                     print(f"{rate:6g} {sigma:4g} {m:8d} {direction:>5} {ref:11.6f} {acc:8.1e} "
                           f"{(e_sp - ref) / ref:+9.1e} {('yes' if fired else 'no'):>5} "
                           f"{(e_aea - ref) / ref:+9.1e} {pe} {1e3 * sp_t:6.1f} "
-                          f"{1e3 * aea_t:6.1f} {pt}" + ("" if st == "tail" else f"  ({st})"),
+                          f"{1e3 * aea_t:6.1f} {pt} {('yes' if wrong else 'no'):>5}"
+                          + ("" if st == "tail" else f"  ({st})"),
                           flush=True)
     ok = [r for r in rows if not r[7]]
-    bad = [r for r in rows if abs(r[6]) > 1e-4 and not r[7]]
+    wrong = [r for r in rows if r[14]]
+    bad = [r for r in wrong if not r[7]]
     worst = max((abs(r[6]) for r in ok), default=float("nan"))
     print(f"\nworst |rel err| where diagnostics pass: {worst:.2e} over {len(ok)} direction-cases;"
-          f" cases with error > 1e-4 and no diagnostic: {len(bad)}")
+          f" {len(rows)} direction-cases with a reference, {len(wrong)} with error > 1e-4"
+          f" (lattice rows: outside the widened certified interval), of which without a"
+          f" diagnostic: {len(bad)}")
+    for r in bad:
+        print(f"  UNFLAGGED: rate {r[0]:g} sigma {r[1]:g} m {r[2]} {r[3]} rel err {r[6]:+.2e}")
     return rows
 
 

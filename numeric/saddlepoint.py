@@ -297,23 +297,29 @@ def _check_supported(comp: Composition) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _he0(kmax: int) -> np.ndarray:
-    """He_k(0), k = 0..kmax."""
-    return np.array([float(h) for h in hermite_e(kmax, np.array(0.0))])
+@functools.lru_cache(maxsize=16)
+def _he0(kmax: int) -> tuple[float, ...]:
+    """He_k(0), k = 0..kmax (cached)."""
+    return tuple(float(h) for h in hermite_e(kmax, np.array(0.0)))
+
+
+def _hermite_dot(kmax: int, y: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """sum_i base_i He_k(y_i), k = 0..kmax, as one matrix-vector product."""
+    return np.array(hermite_e(kmax, y)) @ base
 
 
 def _j_recursion(a: float, kmax: int, log_scale: float) -> np.ndarray:
     """e^{-log_scale} J_k(a), k = 0..kmax, by J_k = phi(0) He_{k-1}(0) - a J_{k-1}."""
     he0 = _he0(kmax)
-    out = np.empty(kmax + 1)
+    out = [0.0] * (kmax + 1)
     if a >= 0.0:
-        out[0] = 0.5 * special.erfcx(a * _SQRT_HALF) * math.exp(-log_scale)
+        out[0] = 0.5 * float(special.erfcx(a * _SQRT_HALF)) * math.exp(-log_scale)
     else:  # e^{a^2/2} Phibar(a) with the scale e^{-a^2/2} taken out
-        out[0] = 0.5 * special.erfc(a * _SQRT_HALF) * math.exp(0.5 * a * a - log_scale)
+        out[0] = 0.5 * float(special.erfc(a * _SQRT_HALF)) * math.exp(0.5 * a * a - log_scale)
     c = _PHI0 * math.exp(-log_scale)
     for k in range(1, kmax + 1):
         out[k] = c * he0[k - 1] - a * out[k - 1]
-    return out
+    return np.array(out)
 
 
 def _j_laguerre(a: float, kmax: int, factor: np.ndarray | None = None) -> np.ndarray:
@@ -322,8 +328,7 @@ def _j_laguerre(a: float, kmax: int, factor: np.ndarray | None = None) -> np.nda
     base = _LAG_W * np.exp(-0.5 * y * y) * _PHI0 / a
     if factor is not None:
         base = base * factor
-    he = hermite_e(kmax, y)
-    return np.array([float(np.dot(base, h)) for h in he])
+    return _hermite_dot(kmax, y, base)
 
 
 def _d_integrals(a1: float, s: float, kmax: int) -> tuple[float, np.ndarray]:
@@ -350,8 +355,7 @@ def _d_integrals(a1: float, s: float, kmax: int) -> tuple[float, np.ndarray]:
     w = (half[:, None] * _GL_W[None, :]).ravel()
     expo = -a1 * y - 0.5 * y * y - log_scale
     base = w * np.exp(expo) * _PHI0 * (-np.expm1(-s * y))
-    he = hermite_e(kmax, y)
-    return log_scale, np.array([float(np.dot(base, h)) for h in he])
+    return log_scale, _hermite_dot(kmax, y, base)
 
 
 # --------------------------------------------------------------------------------------------
