@@ -522,6 +522,21 @@ def _check_params(h: float | None, bits: int | None) -> tuple[float | None, int]
     return h, b
 
 
+def _setup(composition: Any, direction: str, h: float | None, bits: int | None):
+    """Validated (step, count, h, bits) shared by the upper and lower lattices."""
+    comp = compose(composition)
+    mech, count = _homogeneous(comp)
+    h, b = _check_params(h, bits)
+    step = _step_of(mech, direction)
+    if h is None:
+        h = default_grid(mech, count, direction)
+    lo, hi = _range(step, count)
+    if (hi - lo) / h > 4 * _N1_MAX:
+        raise ValueError(f"lattice: grid spacing h = {h!r} needs more than {4 * _N1_MAX} "
+                         "single-step points; use a larger h")
+    return step, count, h, b
+
+
 def lattice_pld(
     composition: Any, direction: str = DIRECTION_PQ, *, h: float | None = None,
     bits: int | None = None,
@@ -542,16 +557,7 @@ def lattice_pld(
     Raises:
         ValueError: if the method does not apply, or on bad h / bits.
     """
-    comp = compose(composition)
-    mech, count = _homogeneous(comp)
-    h, b = _check_params(h, bits)
-    step = _step_of(mech, direction)
-    if h is None:
-        h = default_grid(mech, count, direction)
-    lo, hi = _range(step, count)
-    if (hi - lo) / h > 4 * _N1_MAX:
-        raise ValueError(f"lattice: grid spacing h = {h!r} needs more than {4 * _N1_MAX} "
-                         "single-step points; use a larger h")
+    step, count, h, b = _setup(composition, direction, h, bits)
     return _lattice_cached(step, count, h, b, direction)
 
 
@@ -1020,16 +1026,7 @@ def lower_lattice(
     Raises:
         ValueError: if the method does not apply, or on bad h / bits.
     """
-    comp = compose(composition)
-    mech, count = _homogeneous(comp)
-    h, b = _check_params(h, bits)
-    step = _step_of(mech, direction)
-    if h is None:
-        h = default_grid(mech, count, direction)
-    lo, hi = _range(step, count)
-    if (hi - lo) / h > 4 * _N1_MAX:
-        raise ValueError(f"lattice: grid spacing h = {h!r} needs more than {4 * _N1_MAX} "
-                         "single-step points; use a larger h")
+    step, count, h, b = _setup(composition, direction, h, bits)
     return _lower_cached(step, count, h, b, direction)
 
 
