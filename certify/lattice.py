@@ -126,7 +126,7 @@ from numeric.mechanisms.gaussian import Gaussian
 from numeric.mechanisms.subsampled_gaussian import PoissonSubsampledGaussian
 
 from .bound import Bound
-from .engine import DEFAULT_PRECISION, Endpoint, endpoints, workprec
+from .engine import DEFAULT_PRECISION, Endpoint, endpoints, to_arb, workprec
 
 __all__ = [
     "DEFAULT_BITS",
@@ -447,27 +447,11 @@ def _multiply(a: LatticePLD, b: LatticePLD) -> LatticePLD:
     # ceil(c / 2^B) coefficient-wise: every mass rounded up
     r = -((-prod) // div)
     inf = -((-inf2) >> bits)
-    n = r.length()
     tau = 1 << max(0, bits - _TRUNC_BITS)
-    # top: smallest K with sum_{j > K} r_j <= tau; that mass moves to +infinity
-    lo_k, hi_k = -1, n - 1
-    while hi_k - lo_k > 1:
-        mid = (lo_k + hi_k) // 2
-        if _sum_above(r, mid) <= tau:
-            hi_k = mid
-        else:
-            lo_k = mid
-    top = hi_k
+    # top: smallest K with sum_{j > K} r_j <= tau; that mass moves to +infinity.
+    # bottom: largest L <= top with sum_{j < L} r_j <= tau; lumped onto index L.
+    low, top = _cut_points(r, tau)
     inf += _sum_above(r, top)
-    # bottom: largest L with sum_{j < L} r_j <= tau (and L <= top); lumped onto index L
-    lo_l, hi_l = 0, top + 1
-    while hi_l - lo_l > 1:
-        mid = (lo_l + hi_l) // 2
-        if _sum_below(r, mid) <= tau:
-            lo_l = mid
-        else:
-            hi_l = mid
-    low = lo_l
     lump = _sum_below(r, low)
     kept = r.truncate(top + 1)
     if low > 0:
@@ -565,28 +549,6 @@ def lattice_pld(
 # public bounds
 
 
-def _to_arb(name: str, value: Any) -> arb:
-    if isinstance(value, arb):
-        x = value
-    elif isinstance(value, str):
-        with workprec(max(ctx.prec, 2 * DEFAULT_PRECISION)):
-            try:
-                x = arb(value)
-            except ValueError:
-                raise ValueError(f"{name} must be a real number, got {value!r}") from None
-    else:
-        try:
-            v = float(value)
-        except (TypeError, ValueError):
-            raise ValueError(f"{name} must be a real number, got {value!r}") from None
-        if not math.isfinite(v):
-            raise ValueError(f"{name} must be finite, got {value!r}")
-        x = arb(v)
-    if not x.is_finite():
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return x
-
-
 def _lattices(comp: Composition, h: float | None, bits: int | None) -> dict[str, LatticePLD]:
     return {d: lattice_pld(comp, d, h=h, bits=bits) for d in comp.directions}
 
@@ -629,7 +591,7 @@ def lattice_delta_bound(
         ValueError: on bad input, or (without "must") when the method does not apply.
     """
     comp = compose(composition)
-    e = _to_arb("eps", eps)
+    e = to_arb("eps", eps)
     if e < 0:
         raise ValueError(f"eps must be >= 0, got {eps!r}")
     lats = _lattices(comp, h, bits)
@@ -706,7 +668,7 @@ def lattice_epsilon_bound(
             apply.
     """
     comp = compose(composition)
-    target = _to_arb("delta", delta)
+    target = to_arb("delta", delta)
     if not (target > 0 and target < 1):
         raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
     lats = _lattices(comp, h, bits)
@@ -1038,7 +1000,7 @@ def lattice_delta_interval(
     (clipped at 0); a ball ``eps`` is evaluated at its upper end for the lower bound."""
     up = lattice_delta_bound(composition, eps, h=h, bits=bits)
     comp = compose(composition)
-    e = _to_arb("eps", eps)
+    e = to_arb("eps", eps)
     with workprec(DEFAULT_PRECISION):
         per = {d: lower_lattice(comp, d, h=h, bits=bits).delta_lower(e)[0]
                for d in comp.directions}
@@ -1089,7 +1051,7 @@ def lattice_epsilon_interval(
     as :func:`lattice_epsilon_bound`."""
     up = lattice_epsilon_bound(composition, delta, h=h, bits=bits)
     comp = compose(composition)
-    target = _to_arb("delta", delta)
+    target = to_arb("delta", delta)
     per = {d: _eps_lower(lower_lattice(comp, d, h=h, bits=bits), target)
            for d in comp.directions}
     win = max(per, key=lambda k: per[k])
