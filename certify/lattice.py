@@ -1,10 +1,13 @@
 r"""Certified upper bounds on delta(eps) and eps(delta) from a dominating lattice PLD.
 
-Scope (first slice of the lattice method): homogeneous compositions of the Gaussian mechanism
-and of the Poisson-subsampled Gaussian (both pair orders). :func:`lattice_delta_bound` and
-:func:`lattice_epsilon_bound` give the **upper** end (lower end trivial 0); the **lower** end
-(an exactly evaluated binned threshold test, section "Lower bound" at the end) is added by
-:func:`lattice_delta_interval` and :func:`lattice_epsilon_interval`.
+Scope: compositions (homogeneous or heterogeneous, counts up to 1e9) of mechanisms with a
+registered single-step enclosure (:mod:`certify.lattice_steps`: Gaussian, Poisson-subsampled
+Gaussian in both pair orders, Laplace, randomized response, ApproxDP with its delta part as mass
+at +infinity; derive registers the mechanisms it compiles when their law can be enclosed), all
+terms on one grid. :func:`lattice_delta_bound` and :func:`lattice_epsilon_bound` give the
+**upper** end (lower end trivial 0); the **lower** end (an exactly evaluated binned threshold
+test, section "Lower bound" at the end) is added by :func:`lattice_delta_interval` and
+:func:`lattice_epsilon_interval`.
 
 **Notation.** For a finite non-negative measure :math:`\nu` on :math:`(-\infty, +\infty]` let
 
@@ -89,24 +92,12 @@ rounding plus :math:`2 \cdot 2^{-64}` from truncation. They are *inside* the bou
 it: the bound is a value of a dominating measure, whatever these sizes are; they only control
 tightness. The discretization error itself is second order in h (DGKKM).
 
-**Single-step hockey-stick curves** (:math:`\bar\Phi(x) = \tfrac12\operatorname{erfc}
-(x/\sqrt2)`):
-
-* Gaussian, :math:`\mu = \Delta/\sigma`: :math:`\delta(\varepsilon) = \bar\Phi(\varepsilon/\mu
-  - \mu/2) - e^\varepsilon \bar\Phi(\varepsilon/\mu + \mu/2)` (GDP Cor. 2.13).
-* Subsampled Gaussian, order (P, Q), P = N(0,1), Q = (1-p)N(0,1) + pN(mu,1): L(x) = log(1 - p +
-  p e^{mu x - mu^2/2}) is increasing in x with range :math:`(\log(1-p), \infty)`. For
-  :math:`e^\varepsilon \le 1 - p`, :math:`L > \varepsilon` everywhere and
-  :math:`\delta = 1 - e^\varepsilon`; otherwise :math:`L > \varepsilon \iff x > x_\varepsilon =
-  (\log((e^\varepsilon - 1 + p)/p) + \mu^2/2)/\mu` and :math:`\delta(\varepsilon) =
-  Q(x > x_\varepsilon) - e^\varepsilon P(x > x_\varepsilon) = (1 - p - e^\varepsilon)
-  \bar\Phi(x_\varepsilon) + p \bar\Phi(x_\varepsilon - \mu)`. There is no mass at +infinity
-  (P and Q are equivalent); the grid's :math:`c_\infty = H_n` is the Lemma 2 tail.
-* Order (Q, P): :math:`\delta'(\varepsilon) = P(L < -\varepsilon) - e^\varepsilon
-  Q(L < -\varepsilon)`: zero for :math:`e^{-\varepsilon} \le 1 - p`, else with :math:`x =
-  x_{-\varepsilon}`, :math:`\delta' = (1 - e^\varepsilon(1-p))\Phi(x) - e^\varepsilon p\,
-  \Phi(x - \mu)`.
-* Rate 1 is the Gaussian with :math:`\mu = 1/\sigma`.
+**Single-step hockey-stick curves** and tails: closed forms in Arb, one class per mechanism in
+:mod:`certify.lattice_steps` (which also records the masses at +-infinity used by the range
+tests: below the grid the error is at most :math:`H_0 - (1 - t_0(1 - P(L = -\infty)))`, above
+it :math:`H_n - Q(L = +\infty)`, both by the same chord arguments with the line
+:math:`1 - t(1 - P(L = -\infty)) \le H(t)`, from the event :math:`\{L > -\infty\}`, and the
+constant :math:`Q(L = +\infty) \le H`).
 """
 
 from __future__ import annotations
@@ -121,12 +112,11 @@ import numpy as np
 from flint import arb, arb_poly, ctx, fmpz, fmpz_poly
 
 from numeric.composition import Composition, compose
-from numeric.mechanisms.base import DIRECTION_PQ, DIRECTION_QP
-from numeric.mechanisms.gaussian import Gaussian
-from numeric.mechanisms.subsampled_gaussian import PoissonSubsampledGaussian
+from numeric.mechanisms.base import DIRECTION_PQ
 
 from .bound import Bound
 from .engine import DEFAULT_PRECISION, Endpoint, endpoints, to_arb, workprec
+from .lattice_steps import LatticeStep, lattice_step
 
 __all__ = [
     "DEFAULT_BITS",
@@ -160,72 +150,12 @@ _A_METHOD = (
 )
 
 
-# ---------------------------------------------------------------------------------------------
-# single-step hockey-stick curves in Arb
-
-
-def _sf(x: arb) -> arb:
-    """Upper tail of N(0, 1): erfc(x / sqrt 2) / 2."""
-    return (x / arb(2).sqrt()).erfc() / 2
-
-
-def _cdf(x: arb) -> arb:
-    return (-x / arb(2).sqrt()).erfc() / 2
-
-
-@dataclass(frozen=True)
-class _Step:
-    """One mechanism in one pair order: kind ``gaussian`` (mu) or ``sg-pq``/``sg-qp``."""
-
-    kind: str
-    sigma: float
-    rate: float = 1.0
-    sensitivity: float = 1.0
-
-    def mu(self) -> arb:
-        return arb(self.sensitivity) / arb(self.sigma)
-
-    def delta(self, eps: arb) -> arb:
-        """delta_1(eps) for every real eps (Arb ball at the current precision)."""
-        mu = self.mu()
-        if self.kind == "gaussian":
-            return _sf(eps / mu - mu / 2) - eps.exp() * _sf(eps / mu + mu / 2)
-        p = arb(self.rate)
-        keep = 1 - p
-        if self.kind == "sg-pq":
-            t = eps.exp()
-            if t <= keep:
-                return 1 - t
-            if not t > keep:
-                raise ArithmeticError("cannot place e^eps against 1 - p")
-            x = (((t - keep) / p).log() + mu * mu / 2) / mu
-            return (keep - t) * _sf(x) + p * _sf(x - mu)
-        # sg-qp
-        u = (-eps).exp()
-        if u <= keep:
-            return arb(0)
-        if not u > keep:
-            raise ArithmeticError("cannot place e^-eps against 1 - p")
-        t = eps.exp()
-        x = (((u - keep) / p).log() + mu * mu / 2) / mu
-        return (1 - t * keep) * _cdf(x) - t * p * _cdf(x - mu)
-
-    def gap(self, eps: arb) -> arb:
-        """delta_1(eps) - (1 - e^eps) >= 0, non-decreasing in eps."""
-        return self.delta(eps) - (1 - eps.exp())
-
-    def describe(self) -> str:
-        if self.kind == "gaussian":
-            return f"Gaussian(mu = {self.sensitivity!r}/{self.sigma!r})"
-        order = "P||Q" if self.kind == "sg-pq" else "Q||P"
-        return f"PoissonSubsampledGaussian(sigma={self.sigma!r}, rate={self.rate!r}) {order}"
-
-
 def single_step_delta(mechanism: Any, eps: Any, direction: str = DIRECTION_PQ) -> arb:
-    r"""Certified single-step hockey-stick :math:`\delta_1(\varepsilon)` (closed forms above).
+    r"""Certified single-step hockey-stick :math:`\delta_1(\varepsilon)` (see
+    :mod:`certify.lattice_steps`).
 
     Args:
-        mechanism: A :class:`Gaussian` or :class:`PoissonSubsampledGaussian`.
+        mechanism: A mechanism with a registered lattice step.
         eps: Any real (float taken exactly, or an ``arb``).
         direction: ``"P||Q"`` or ``"Q||P"``.
 
@@ -235,23 +165,8 @@ def single_step_delta(mechanism: Any, eps: Any, direction: str = DIRECTION_PQ) -
     Raises:
         ValueError: if the mechanism is not supported.
     """
-    step = _step_of(mechanism, direction)
+    step = lattice_step(mechanism, direction)
     return step.delta(eps if isinstance(eps, arb) else arb(float(eps)))
-
-
-def _step_of(mech: Any, direction: str) -> _Step:
-    if direction not in (DIRECTION_PQ, DIRECTION_QP):
-        raise ValueError(f"direction must be {DIRECTION_PQ!r} or {DIRECTION_QP!r}")
-    if isinstance(mech, Gaussian):
-        return _Step("gaussian", mech.sigma, 1.0, mech.sensitivity)
-    if isinstance(mech, PoissonSubsampledGaussian):
-        if mech.rate == 1.0:
-            return _Step("gaussian", mech.sigma)
-        return _Step("sg-pq" if direction == DIRECTION_PQ else "sg-qp", mech.sigma, mech.rate)
-    raise ValueError(
-        f"lattice: does not apply to {type(mech).__name__} (Gaussian and Poisson-subsampled "
-        "Gaussian only in this version)"
-    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -287,15 +202,15 @@ def _search(pred, start: float, outward: float) -> float:
 
 
 @lru_cache(maxsize=64)
-def _range(step: _Step, count: int) -> tuple[float, float]:
-    """[lo, hi] with gap(lo) <= tol and delta(hi) <= tol, tol = 2^-72 / count (certified)."""
+def _range(step: LatticeStep, count: int) -> tuple[float, float]:
+    """[lo, hi] with gap(lo) <= tol and excess(hi) <= tol, tol = 2^-72 / count (certified)."""
     tol = arb(2.0**-_RANGE_BITS) / count
 
     def low_ok(e: arb) -> bool:
         return bool(step.gap(e).upper() <= tol)
 
     def high_ok(e: arb) -> bool:
-        return bool(step.delta(e).upper() <= tol)
+        return bool(step.excess(e).upper() <= tol)
 
     lo = _search(low_ok, 0.0, -0.25) if not low_ok(arb(0)) else 0.0
     hi = _search(high_ok, 0.0, 0.25) if not high_ok(arb(0)) else 0.0
@@ -304,25 +219,29 @@ def _range(step: _Step, count: int) -> tuple[float, float]:
     return lo, hi
 
 
-def _rough_std(step: _Step) -> float:
-    """A rough std of the single-step PLLR under Q (only used to size the grid)."""
-    mu = float(step.mu().mid())
-    if step.kind == "gaussian":
-        return mu
-    return math.sqrt(max(step.rate**2 * math.expm1(min(mu * mu, 700.0)), 1e-300))
-
-
-def default_grid(mechanism: Any, count: int, direction: str = DIRECTION_PQ) -> float:
+def default_grid(composition: Any, count: int | None = None,
+                 direction: str = DIRECTION_PQ) -> float:
     r"""Default spacing h: :math:`2^{-12}` unless the grids would exceed their size caps.
 
-    The single-step grid is kept below 60 000 points and the composed window (estimated as the
-    single-step range plus 28 standard deviations of the composed PLLR) below 500 000 points;
-    h is rounded up to 8 significant bits (a short binary number).
+    The largest single-step grid is kept below 60 000 points and the composed window (estimated
+    as the sum of the single-step ranges plus 28 standard deviations of the composed PLLR, or the
+    sum of count x range if smaller) below 500 000 points; h is rounded up to 8 significant bits
+    (a short binary number).
+
+    Args:
+        composition: Anything :func:`numeric.composition.compose` accepts, or a mechanism
+            together with ``count``.
+        count: Number of steps when ``composition`` is a single mechanism.
+        direction: ``"P||Q"`` or ``"Q||P"``.
     """
-    step = _step_of(mechanism, direction)
-    lo, hi = _range(step, int(count))
-    width1 = hi - lo
-    width2 = min(count * width1, width1 + 28.0 * math.sqrt(count) * _rough_std(step))
+    comp = compose(composition if count is None else [(composition, count)])
+    terms, total = _terms(comp, direction)
+    ranges = [_range(step, total) for step, _ in terms]
+    width1 = max(hi - lo for lo, hi in ranges)
+    spread = sum(c * (hi - lo) for (_, c), (lo, hi) in zip(terms, ranges, strict=True))
+    var = sum(c * step.rough_std() ** 2 for step, c in terms)
+    window = sum(hi - lo for lo, hi in ranges) + 28.0 * math.sqrt(var)
+    width2 = min(spread, window)
     h = max(_H_FINE, width1 / _N1_MAX, width2 / _N2_MAX)
     m, e = math.frexp(h)
     return math.ldexp(math.ceil(m * 256) / 256, e)
@@ -385,7 +304,7 @@ class LatticePLD:
         return s, c, float(self.inf) * 2.0 ** (-self.bits)
 
 
-def _single_step(step: _Step, h: float, bits: int, count: int) -> LatticePLD:
+def _single_step(step: LatticeStep, h: float, bits: int, count: int) -> LatticePLD:
     lo, hi = _range(step, count)
     i0, i1 = math.floor(lo / h), math.ceil(hi / h)
     n = i1 - i0 + 1
@@ -475,23 +394,20 @@ def _power(base: LatticePLD, m: int) -> LatticePLD:
 
 
 @lru_cache(maxsize=16)
-def _lattice_cached(step: _Step, count: int, h: float, bits: int, direction: str) -> LatticePLD:
-    one = _single_step(step, h, bits, count)
+def _lattice_cached(step: LatticeStep, count: int, h: float, bits: int, direction: str,
+                    total: int) -> LatticePLD:
+    """One term composed ``count`` times (the range tolerance uses the ``total`` count)."""
+    one = _single_step(step, h, bits, total)
     one = LatticePLD(h, bits, one.offset, one.coeffs, one.inf, 1, direction, one.points)
     return _power(one, count)
 
 
-def _homogeneous(comp: Composition) -> tuple[Any, int]:
-    if len(comp.terms) != 1:
-        raise ValueError("lattice: does not apply to heterogeneous compositions (one "
-                         "mechanism type per composition in this version)")
-    mech, count = comp.terms[0]
-    _step_of(mech, DIRECTION_PQ)  # applicability
-    if mech.delta_part > 0:
-        raise ValueError("lattice: does not apply to mechanisms with a delta part")
-    if count > _MAX_COUNT:
+def _terms(comp: Composition, direction: str) -> tuple[list[tuple[LatticeStep, int]], int]:
+    """The lattice steps of the composition's terms in one pair order, and the total count."""
+    total = int(comp.total_count)
+    if total > _MAX_COUNT:
         raise ValueError(f"lattice: does not apply to more than {_MAX_COUNT} steps")
-    return mech, int(count)
+    return [(lattice_step(mech, direction), int(c)) for mech, c in comp.terms], total
 
 
 def _check_params(h: float | None, bits: int | None) -> tuple[float | None, int]:
@@ -507,29 +423,29 @@ def _check_params(h: float | None, bits: int | None) -> tuple[float | None, int]
 
 
 def _setup(composition: Any, direction: str, h: float | None, bits: int | None):
-    """Validated (step, count, h, bits) shared by the upper and lower lattices."""
+    """Validated (terms, total count, h, bits) shared by the upper and lower lattices."""
     comp = compose(composition)
-    mech, count = _homogeneous(comp)
     h, b = _check_params(h, bits)
-    step = _step_of(mech, direction)
+    terms, total = _terms(comp, direction)
     if h is None:
-        h = default_grid(mech, count, direction)
-    lo, hi = _range(step, count)
-    if (hi - lo) / h > 4 * _N1_MAX:
-        raise ValueError(f"lattice: grid spacing h = {h!r} needs more than {4 * _N1_MAX} "
-                         "single-step points; use a larger h")
-    return step, count, h, b
+        h = default_grid(comp, None, direction)
+    for step, _ in terms:
+        lo, hi = _range(step, total)
+        if (hi - lo) / h > 4 * _N1_MAX:
+            raise ValueError(f"lattice: grid spacing h = {h!r} needs more than {4 * _N1_MAX} "
+                             "single-step points; use a larger h")
+    return terms, total, h, b
 
 
 def lattice_pld(
     composition: Any, direction: str = DIRECTION_PQ, *, h: float | None = None,
     bits: int | None = None,
 ) -> LatticePLD:
-    r"""The composed dominating lattice measure of a homogeneous composition in one pair order.
+    r"""The composed dominating lattice measure of a composition in one pair order.
 
     Args:
-        composition: Anything :func:`numeric.composition.compose` accepts; one term, Gaussian or
-            Poisson-subsampled Gaussian.
+        composition: Anything :func:`numeric.composition.compose` accepts, every term with a
+            registered lattice step (:mod:`certify.lattice_steps`).
         direction: ``"P||Q"`` or ``"Q||P"``.
         h: Grid spacing (default :func:`default_grid`).
         bits: Fixed-point bits B (default :data:`DEFAULT_BITS`).
@@ -541,8 +457,12 @@ def lattice_pld(
     Raises:
         ValueError: if the method does not apply, or on bad h / bits.
     """
-    step, count, h, b = _setup(composition, direction, h, bits)
-    return _lattice_cached(step, count, h, b, direction)
+    terms, total, h, b = _setup(composition, direction, h, bits)
+    out = None
+    for step, count in terms:
+        part = _lattice_cached(step, count, h, b, direction, total)
+        out = part if out is None else _multiply(out, part)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -743,15 +663,21 @@ eps_lo then :math:`\delta(\varepsilon) > \delta` for all :math:`\varepsilon \le`
 :math:`\varepsilon(\delta) \ge` eps_lo. For a pair with both orders, delta and eps(delta) are the
 max over orders, so the max of the per-order lower bounds is a lower bound.
 
-*Cell masses* (closed forms, Arb): with tails :math:`T_Q(s) = Q(L \ge s)`, :math:`T_P(s) = P(L
-\ge s)`, :math:`q_k = T_Q(kh) - T_Q((k+1)h)` (with :math:`T(-\infty) = 1`, i.e. :math:`q_a = 1 -
-T_Q((a+1)h)`, :math:`q_b = T_Q(bh)`). Gaussian: :math:`L \ge s \iff x \ge x_s = s/\mu + \mu/2`,
-:math:`T_P = \bar\Phi(x_s)`, :math:`T_Q = \bar\Phi(x_s - \mu)`. Subsampled Gaussian (P, Q):
-if :math:`e^s \le 1 - p` both tails are 1, else with :math:`x_s` as in the upper bound
-:math:`T_P = \bar\Phi(x_s)`, :math:`T_Q = (1-p)\bar\Phi(x_s) + p\bar\Phi(x_s - \mu)`. Order
-(Q, P): :math:`L' = -L \ge s \iff x \le x_{-s}` (none if :math:`e^{-s} \le 1 - p`); numerator
-mass :math:`\Phi(x_{-s})`, denominator mass :math:`(1-p)\Phi(x_{-s}) + p\Phi(x_{-s} - \mu)`.
-The binning window [a, b] is the upper bound's grid range; any choice is valid.
+*Cell masses* (closed forms in Arb, :mod:`certify.lattice_steps`): with tails :math:`T_Q(s) =
+Q(L \ge s)`, :math:`T_P(s) = P(L \ge s)`, :math:`q_k = T_Q(kh) - T_Q((k+1)h)` (with
+:math:`T(-\infty) = 1`, i.e. :math:`q_a = 1 - T_Q((a+1)h)`, and :math:`q_b = T_Q(bh) - Q(L =
++\infty)`). The binning window [a, b] is the upper bound's grid range; any choice is valid.
+
+*The cell L = +infinity* (pairs that are not mutually continuous, e.g. ApproxDP): it gets its own
+symbol, so the test is :math:`\{\text{some } c(x_i) = +\infty\} \cup \{\text{all finite}, S >
+K\}`, still a post-processing. P never charges it, and its Q-mass after m steps is carried as a
+scalar (the Q-mass of "some coordinate infinite", rounded down in every product like the rest of
+the Q side) and added to the Q tail.
+
+*Several terms* (heterogeneous compositions): each term has its own tilt :math:`\gamma_i`; the
+identity becomes :math:`P(S = j) = e^{-jh - \sum_i m_i\gamma_i} r_j` for the convolution r of the
+tilted laws, so :math:`m\gamma` above is replaced by :math:`\sum_i m_i \gamma_i` (computed
+exactly in Arb).
 """
 
 __doc__ = (__doc__ or "") + _LOWER_DOC
@@ -763,31 +689,6 @@ _A_LOWER = (
 )
 
 
-def _tails(step: _Step, s: arb) -> tuple[arb, arb]:
-    """(T_Q(s), T_P(s)) = (numerator, denominator) mass of {L >= s} for this pair order."""
-    mu = step.mu()
-    if step.kind == "gaussian":
-        x = s / mu + mu / 2
-        return _sf(x - mu), _sf(x)
-    p = arb(step.rate)
-    keep = 1 - p
-    if step.kind == "sg-pq":
-        t = s.exp()
-        if t <= keep:
-            return arb(1), arb(1)
-        if not t > keep:
-            raise ArithmeticError("cannot place e^s against 1 - p")
-        x = (((t - keep) / p).log() + mu * mu / 2) / mu
-        return keep * _sf(x) + p * _sf(x - mu), _sf(x)
-    u = (-s).exp()
-    if u <= keep:
-        return arb(0), arb(0)
-    if not u > keep:
-        raise ArithmeticError("cannot place e^-s against 1 - p")
-    x = (((u - keep) / p).log() + mu * mu / 2) / mu
-    return _cdf(x), keep * _cdf(x) + p * _cdf(x - mu)
-
-
 def _floor_dyadic(e: Endpoint) -> int:
     if e.exp >= 0:
         return e.man << e.exp
@@ -796,11 +697,13 @@ def _floor_dyadic(e: Endpoint) -> int:
 
 @dataclass(frozen=True)
 class _Seq:
-    """Integer sequence at grid indices offset + k (units 2^-B), plus unlocated mass ``extra``."""
+    """Integer sequence at grid indices offset + k (units 2^-B), plus unlocated mass ``extra``
+    (tilted P side) and mass ``inf`` of the cell L = +infinity (Q side)."""
 
     offset: int
     coeffs: fmpz_poly
     extra: int = 0
+    inf: int = 0
 
 
 def _cut_points(r: fmpz_poly, tau: int) -> tuple[int, int]:
@@ -832,15 +735,17 @@ def _mul_seq(a: _Seq, b: _Seq, bits: int, up: bool) -> _Seq:
     r = -((-prod) // div) if up else prod // div
     tau = 1 << max(0, bits - _TRUNC_BITS)
     low, top = _cut_points(r, tau)
-    extra = 0
+    extra = inf = 0
+    fa, fb = int(a.coeffs(1)), int(b.coeffs(1))
     if up:
-        fa, fb = int(a.coeffs(1)), int(b.coeffs(1))
         cross = a.extra * (fb + b.extra) + fa * b.extra
         extra = -((-cross) >> bits) + _sum_above(r, top) + _sum_below(r, low)
+    else:  # some coordinate infinite: a.inf with anything of b, or a finite part with b.inf
+        inf = (a.inf * (fb + b.inf) + fa * b.inf) >> bits
     kept = r.truncate(top + 1)
     if low > 0:
         kept = kept.right_shift(low)
-    return _Seq(a.offset + b.offset + low, kept, extra)
+    return _Seq(a.offset + b.offset + low, kept, extra, inf)
 
 
 def _power_seq(base: _Seq, m: int, bits: int, up: bool) -> _Seq:
@@ -869,12 +774,17 @@ class LowerLattice:
     count: int
     direction: str
     points: int
-    tilt: float = 0.0  # the constant gamma of the docstring (binary64, exact)
+    tilts: tuple[tuple[float, int], ...] = ()  # (gamma_i, m_i) per term (binary64, exact)
 
     def _shift(self) -> arb:
-        """m * gamma exactly (a 53-bit times a <= 30-bit integer)."""
-        with workprec(max(ctx.prec, 128)):
-            return arb(self.tilt) * self.count
+        """sum_i m_i gamma_i exactly (53-bit times <= 30-bit products, few terms)."""
+        with workprec(max(ctx.prec, 128 + 64 * len(self.tilts))):
+            return sum((arb(g) * c for g, c in self.tilts), arb(0))
+
+    @property
+    def shift(self) -> float:
+        """sum_i m_i gamma_i in floating point (search only)."""
+        return math.fsum(g * c for g, c in self.tilts)
 
     @cached_property
     def _float_parts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
@@ -892,14 +802,14 @@ class LowerLattice:
         j = lo + np.arange(n)
         qt = np.cumsum(qa[::-1])[::-1]
         rw = np.cumsum((ra * np.exp(np.clip(-j * self.h, -745.0, 700.0)))[::-1])[::-1]
-        return j, qt, rw, float(self.r.extra) * sc
+        return j, qt + float(self.q.inf) * sc, rw, float(self.r.extra) * sc
 
     def float_profile(self, eps: float) -> tuple[float, int]:
         """(approximate max_K test value, argmax K) in floating point (search only)."""
         j, qt, rw, extra = self._float_parts
         # tails above K = j[i] - 1, i.e. sums over indices >= j[i], in the tilted frame:
         # P-tail = e^eps * sum_{j' >= j} e^{-j' h} R'_{j'}
-        shift = eps - self.count * self.tilt
+        shift = eps - self.shift
         w = np.exp(np.clip(shift - j * self.h, -745.0, 700.0))
         with np.errstate(over="ignore", invalid="ignore"):
             pt = math.exp(min(shift, 700.0)) * rw + extra * w
@@ -913,6 +823,7 @@ class LowerLattice:
         h = arb(self.h)
         qs = _sum_above(self.q.coeffs, k - self.q.offset) if k - self.q.offset >= -1 else int(
             self.q.coeffs(1))
+        qs += self.q.inf
         j0 = max(k + 1 - self.r.offset, 0)
         n = self.r.coeffs.length()
         if j0 < n:
@@ -935,7 +846,7 @@ class LowerLattice:
         return best, kb
 
 
-def _lower_single(step: _Step, h: float, bits: int, count: int
+def _lower_single(step: LatticeStep, h: float, bits: int, count: int
                   ) -> tuple[_Seq, _Seq, int, float]:
     lo, hi = _range(step, count)
     a, b = math.floor(lo / h), math.ceil(hi / h)
@@ -949,11 +860,12 @@ def _lower_single(step: _Step, h: float, bits: int, count: int
             # tails at the interior edges (a+1)h .. bh; T(-inf) = 1 and T(+inf) = 0
             tq, tp = [arb(1)], [arb(1)]
             for k in range(a + 1, b + 1):
-                x, y = _tails(step, arb(k) * hh)
+                x, y = step.tails(arb(k) * hh)
                 tq.append(x)
                 tp.append(y)
-            tq.append(arb(0))
-            tp.append(arb(0))
+            q_inf = step.end_masses()[0]
+            tq.append(q_inf)  # the cell L = +infinity has its own symbol in the test
+            tp.append(arb(0))  # P(L = +infinity) = 0 always
             if tilt is None:  # renormalising constant gamma (any value is valid)
                 z = sum(((arb(a + i) * hh).exp() * (tp[i] - tp[i + 1]) for i in range(n)),
                         arb(0))
@@ -965,18 +877,28 @@ def _lower_single(step: _Step, h: float, bits: int, count: int
                 worst = max(worst, float(qk.rad()), float(rk.rad()))
                 qs.append(max(0, _floor_dyadic(endpoints(qk * scale)[0])))
                 rs.append(max(0, _ceil_dyadic(endpoints(rk * scale)[1])))
+            q_inf_int = max(0, _floor_dyadic(endpoints(q_inf * scale)[0]))
         if worst <= 2.0 ** (-bits - 8) or prec >= 4 * (DEFAULT_PRECISION + bits):
             break
         prec *= 2
-    return _Seq(a, fmpz_poly(qs)), _Seq(a, fmpz_poly(rs)), n, tilt
+    return _Seq(a, fmpz_poly(qs), inf=q_inf_int), _Seq(a, fmpz_poly(rs)), n, tilt
 
 
 @lru_cache(maxsize=16)
-def _lower_cached(step: _Step, count: int, h: float, bits: int, direction: str) -> LowerLattice:
-    q1, r1, n, tilt = _lower_single(step, h, bits, count)
+def _lower_cached(step: LatticeStep, count: int, h: float, bits: int, direction: str,
+                  total: int) -> LowerLattice:
+    """One term composed ``count`` times (the binning window uses the ``total`` count)."""
+    q1, r1, n, tilt = _lower_single(step, h, bits, total)
     q = _power_seq(q1, count, bits, up=False)
     r = _power_seq(r1, count, bits, up=True)
-    return LowerLattice(h, bits, q, r, count, direction, n, tilt)
+    return LowerLattice(h, bits, q, r, count, direction, n, ((tilt, count),))
+
+
+def _combine_lower(a: LowerLattice, b: LowerLattice) -> LowerLattice:
+    """Two independent blocks of steps: the laws convolve and the tilts add."""
+    return LowerLattice(a.h, a.bits, _mul_seq(a.q, b.q, a.bits, up=False),
+                        _mul_seq(a.r, b.r, a.bits, up=True), a.count + b.count, a.direction,
+                        max(a.points, b.points), a.tilts + b.tilts)
 
 
 def lower_lattice(
@@ -988,8 +910,12 @@ def lower_lattice(
     Raises:
         ValueError: if the method does not apply, or on bad h / bits.
     """
-    step, count, h, b = _setup(composition, direction, h, bits)
-    return _lower_cached(step, count, h, b, direction)
+    terms, total, h, b = _setup(composition, direction, h, bits)
+    out = None
+    for step, count in terms:
+        part = _lower_cached(step, count, h, b, direction, total)
+        out = part if out is None else _combine_lower(out, part)
+    return out
 
 
 def lattice_delta_interval(
