@@ -274,6 +274,7 @@ class LatticePLD:
     count: int
     direction: str
     points: int
+    products: int = 0
 
     @property
     def total(self) -> int:
@@ -296,6 +297,23 @@ class LatticePLD:
         else:
             s1 = arb(0)
         return (arb(fmpz(self.inf)) + s0 - s1) * arb(2) ** (-self.bits)
+
+    def rounding_budget(self) -> float:
+        r"""How much rounding can have raised the upper end, as an absolute delta (a float, a
+        tightness diagnostic: the bound is valid whatever its size).
+
+        Relative to the exact composition of the connect-the-dots pairs: the mass added by
+        rounding products up, :math:`A = (|
+u'| - 2^B)/2^B` (exact); single-step tails
+        rounded up by at most :math:`2^{-B}` each, which raises each step's hockey-stick curve by
+        at most :math:`2^{-B}` and so delta by at most :math:`m 2^{-B}(1 + A)` (Lemma 1's hybrid
+        argument); mass moved up by truncation and lumping, :math:`2^{-63}` per product; and the
+        Lemma 2 range errors, :math:`2 \cdot 2^{-72}` in all. The discretization error itself
+        (second order in h) is not included: the lower end measures it.
+        """
+        excess = float(Fraction(self.total - (1 << self.bits), 1 << self.bits))
+        return (excess + self.count * 2.0 ** (-self.bits) * (1.0 + excess)
+                + self.products * 2.0**-63 + 2.0**-71)
 
     def float_profile(self) -> tuple[np.ndarray, np.ndarray, float]:
         """(support points, masses, mass at infinity) as floats, for searching only."""
@@ -376,7 +394,7 @@ def _multiply(a: LatticePLD, b: LatticePLD) -> LatticePLD:
     if low > 0:
         kept = kept.right_shift(low) + fmpz_poly([lump])
     return LatticePLD(a.h, bits, a.offset + b.offset + low, kept, inf, a.count + b.count,
-                      a.direction, max(a.points, b.points))
+                      a.direction, max(a.points, b.points), a.products + b.products + 1)
 
 
 def _power(base: LatticePLD, m: int) -> LatticePLD:
@@ -488,6 +506,7 @@ def _inputs(lats: dict[str, LatticePLD]) -> dict[str, Any]:
         "count": first.count,
         "single_step_points": {k: v.points for k, v in lats.items()},
         "composed_points": {k: v.coeffs.length() for k, v in lats.items()},
+        "rounding_budget": {k: v.rounding_budget() for k, v in lats.items()},
     }
 
 
@@ -776,6 +795,12 @@ class LowerLattice:
     points: int
     tilts: tuple[tuple[float, int], ...] = ()  # (gamma_i, m_i) per term (binary64, exact)
 
+    def q_mass_lost(self) -> float:
+        """Q-mass lost to rounding down and dropped tails (a tightness diagnostic: the test's Q
+        term is low by at most this much)."""
+        kept = int(self.q.coeffs(1)) + self.q.inf
+        return float(Fraction((1 << self.bits) - kept, 1 << self.bits))
+
     def _shift(self) -> arb:
         """sum_i m_i gamma_i exactly (53-bit times <= 30-bit products, few terms)."""
         with workprec(max(ctx.prec, 128 + 64 * len(self.tilts))):
@@ -935,6 +960,8 @@ def lattice_delta_interval(
     lo = endpoints(lo_b)[0] if lo_b > 0 else Endpoint(0, 0)
     inputs = dict(up.inputs)
     inputs["per_direction_lower"] = {k: float(v.mid()) for k, v in per.items()}
+    inputs["lower_q_mass_lost"] = {d: lower_lattice(comp, d, h=h, bits=bits).q_mass_lost()
+                                   for d in comp.directions}
     lm = f"lattice-test[h={up.inputs['h']!r}]" if lo_b > 0 else "trivial"
     return Bound("delta", lo, up.upper, lm, up.upper_method, up.precision,
                  (*up.assumptions, _A_LOWER), up.direction, up.warnings, inputs)
@@ -986,6 +1013,8 @@ def lattice_epsilon_interval(
         raise ArithmeticError("lattice: lower end above upper end")
     inputs = dict(up.inputs)
     inputs["per_direction_lower"] = per
+    inputs["lower_q_mass_lost"] = {d: lower_lattice(comp, d, h=h, bits=bits).q_mass_lost()
+                                   for d in comp.directions}
     lm = f"lattice-test[h={up.inputs['h']!r}]" if per[win] > 0 else "trivial"
     return Bound("epsilon", lo, up.upper, lm, up.upper_method, up.precision,
                  (*up.assumptions, _A_LOWER), up.direction, up.warnings, inputs)
