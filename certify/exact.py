@@ -410,7 +410,8 @@ class ExactComposition:
         if g and p:
             raise ValueError(
                 "no exact answer for a mix of Gaussian and pure-DP steps (the composed PLLR is "
-                "neither Gaussian nor a lattice); use the certified EEAI interval instead"
+                "neither Gaussian nor a lattice); use the other certified "
+                "methods (lattice, EEAI, Chernoff) instead"
             )
         object.__setattr__(self, "gaussian", g)
         object.__setattr__(self, "pure", p)
@@ -507,8 +508,8 @@ def exact_composition(composition: object) -> ExactComposition:
         if fam is None:
             raise ValueError(
                 f"no exact answer for {type(mech).__name__}: exact certified profiles exist for "
-                "Gaussian and pure/approximate-DP (randomized response) compositions only; use the "
-                "certified EEAI interval instead"
+                "Gaussian and pure/approximate-DP (randomized response) compositions only; the "
+                "other certified methods (lattice, EEAI, Chernoff) still apply"
             )
         kind, param = fam
         if kind == "gaussian":
@@ -748,7 +749,8 @@ class _PureProfile:
             raise ValueError(
                 f"exact heterogeneous pure-DP composition enumerates prod(m_i + 1) = {n_classes} "
                 f"outcome classes, above the limit {MAX_OUTCOME_CLASSES} (the problem is #P-hard "
-                "in general, Murtagh-Vadhan 2016); use the certified EEAI interval instead"
+                "in general, Murtagh-Vadhan 2016); use the other certified "
+                "methods (lattice, EEAI, Chernoff) instead"
             )
         if all(v.exp_rational is not None for v in self.eps):
             self.order = "exp"  # keys e^{s_c}: exact rationals
