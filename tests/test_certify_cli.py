@@ -163,3 +163,28 @@ def test_certify_bad_spec(capsys, tmp_path):
     p.write_text("[[mechanism]]\ntype = 'gaussian'\n")
     one_error_line(*run(capsys, "certify", "--spec", str(p), "--delta", "1e-5", "--out",
                         str(tmp_path / "c.json")))
+
+
+MIXED_SPEC = """
+[[mechanism]]
+type = "laplace"
+scale = 4.0
+count = 20
+
+[[mechanism]]
+type = "randomized-response"
+eps0 = 0.1
+count = 10
+"""
+
+
+def test_heterogeneous_laplace_certificate_uses_the_lattice(capsys, tmp_path):
+    cert_path = _certify(capsys, tmp_path, MIXED_SPEC, "--delta", "1e-5")
+    cert = json.loads(cert_path.read_text())
+    claim = cert["claim"]
+    assert claim["lower_method"].startswith("lattice") and claim["upper_method"].startswith(
+        "lattice")
+    lo, hi = Fraction(claim["lower"]), Fraction(claim["upper"])
+    assert 0 < hi - lo <= hi / 1000
+    rc, out, _ = run(capsys, "verify", str(cert_path))
+    assert rc == 0 and "verified" in out
