@@ -235,7 +235,7 @@ def adaptive(
     Returns:
         ``(ball, precision)`` of the first acceptable evaluation.
     """
-    prec = int(start)
+    prec = min(int(start), int(cap))  # a caller's high ctx.prec still gets one attempt
     last: Exception | None = None
     while prec <= cap:
         with workprec(prec):
