@@ -455,6 +455,17 @@ def _setup(composition: Any, direction: str, h: float | None, bits: int | None):
     return terms, total, h, b
 
 
+def _fold(build, combine, composition: Any, direction: str, h: float | None,
+          bits: int | None):
+    """Each term composed by ``build`` (cached), then the terms combined pairwise."""
+    terms, total, h, b = _setup(composition, direction, h, bits)
+    out = None
+    for step, count in terms:
+        part = build(step, count, h, b, direction, total)
+        out = part if out is None else combine(out, part)
+    return out
+
+
 def lattice_pld(
     composition: Any, direction: str = DIRECTION_PQ, *, h: float | None = None,
     bits: int | None = None,
@@ -475,12 +486,7 @@ def lattice_pld(
     Raises:
         ValueError: if the method does not apply, or on bad h / bits.
     """
-    terms, total, h, b = _setup(composition, direction, h, bits)
-    out = None
-    for step, count in terms:
-        part = _lattice_cached(step, count, h, b, direction, total)
-        out = part if out is None else _multiply(out, part)
-    return out
+    return _fold(_lattice_cached, _multiply, composition, direction, h, bits)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -935,12 +941,7 @@ def lower_lattice(
     Raises:
         ValueError: if the method does not apply, or on bad h / bits.
     """
-    terms, total, h, b = _setup(composition, direction, h, bits)
-    out = None
-    for step, count in terms:
-        part = _lower_cached(step, count, h, b, direction, total)
-        out = part if out is None else _combine_lower(out, part)
-    return out
+    return _fold(_lower_cached, _combine_lower, composition, direction, h, bits)
 
 
 def lattice_delta_interval(
