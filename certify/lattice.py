@@ -501,6 +501,11 @@ def _assumptions(comp: Composition) -> tuple[str, ...]:
     out = [_A_METHOD]
     if not comp.symmetric:
         out.append("asymmetric pair: both orders bounded, the larger bound reported")
+    for mech, _ in comp.terms:
+        for d in comp.directions:
+            for a in lattice_step(mech, d).assumptions:
+                if a not in out:
+                    out.append(a)
     return tuple(out)
 
 

@@ -144,6 +144,12 @@ class LatticeStep(ABC):
     def describe(self) -> str:
         """Short description for certificates."""
 
+    @property
+    def assumptions(self) -> tuple[str, ...]:
+        """Assumptions the enclosure rests on beyond its proof (e.g. a declared monotone PLLR);
+        certificates list them."""
+        return ()
+
 
 @dataclass(frozen=True)
 class GaussianStep(LatticeStep):

@@ -24,6 +24,8 @@ _EXPORTS = {
                      "SymbolicIntegrationError", "clear_cache"), "mechanism"),
     **dict.fromkeys(("edgeworth_cdf_expr", "edgeworth_density_coefficients",
                      "edgeworth_density_expr"), "series"),
+    # certified lattice steps of compiled mechanisms (needs python-flint, the certify extra)
+    **dict.fromkeys(("DerivedLatticeStep", "derived_lattice_step"), "lattice"),
 }
 
 
@@ -52,6 +54,7 @@ __all__ = [
     "CumulantResult",
     "DensityMechanism",
     "Derivation",
+    "DerivedLatticeStep",
     "DiscreteMechanism",
     "IdentityCheck",
     "IdentityCheckError",
@@ -65,6 +68,7 @@ __all__ = [
     "builtin",
     "clear_cache",
     "compile_mechanism",
+    "derived_lattice_step",
     "edgeworth_cdf_expr",
     "edgeworth_density_coefficients",
     "edgeworth_density_expr",

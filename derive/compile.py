@@ -20,6 +20,11 @@ methods (``numeric.epsilon(..., method="gdp")``) and spec files accept it like a
   Laplace).
 * ``exact_family()`` is ``("gaussian", kappa_2)`` when X is exactly normal (L affine, log p
   quadratic on the whole line), so Gaussian-type pairs compose exactly (GDP Cor. 3.3).
+* The certified lattice method (:mod:`certify.lattice`) accepts compiled mechanisms whose PLLR
+  law can be enclosed (finite pmfs; densities with a PLLR proven or declared monotone on each
+  segment and closed-form masses): the first :func:`mechanism_class` call imports
+  :mod:`derive.lattice`, which registers their lattice step, when python-flint (the ``certify``
+  extra) is installed. derive itself needs only sympy.
 
 :func:`register_compiled` adds the class to :data:`numeric.mechanisms.base.MECHANISMS`, so spec
 files (``type = "name"``) and ``edgeworth --spec`` accept it in the same process. The CLI's
@@ -29,6 +34,7 @@ files (``type = "name"``) and ``edgeworth --spec`` accept it in the same process
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import math
 import re
 from collections.abc import Mapping
@@ -49,6 +55,7 @@ __all__ = [
 _MAX_ORDER = 16
 _SYMMETRY_RTOL = 1e-9
 _CLASSES: dict[tuple, type] = {}
+_LATTICE_HOOKED = False
 
 
 def is_symmetric(result: CumulantResult, rtol: float = _SYMMETRY_RTOL) -> bool:
@@ -137,6 +144,18 @@ def _class_name(name: str) -> str:
     return out
 
 
+def _register_lattice_step() -> None:
+    """Import :mod:`derive.lattice` once (it registers the lattice step of every compiled class
+    with :mod:`certify.lattice_steps`) when python-flint is installed; without it (no ``certify``
+    extra) compiled mechanisms work everywhere except in the lattice method."""
+    global _LATTICE_HOOKED
+    if _LATTICE_HOOKED:
+        return
+    _LATTICE_HOOKED = True
+    if importlib.util.find_spec("flint") is not None:
+        from . import lattice  # noqa: F401  (registration on import)
+
+
 def mechanism_class(spec: MechanismSpec, *, order: int = 4, dps: int = 30,
                     strategy: str = "auto", symbolic_timeout: float | None = _DEFAULT_TIMEOUT,
                     class_name: str | None = None) -> type:
@@ -166,6 +185,7 @@ def mechanism_class(spec: MechanismSpec, *, order: int = 4, dps: int = 30,
     name = class_name or _class_name(spec.name)
     if not name.isidentifier():
         raise ValueError(f"class_name must be an identifier, got {name!r}")
+    _register_lattice_step()
     key = (spec, order, dps, strategy, symbolic_timeout, name)
     cls = _CLASSES.get(key)
     if cls is not None:

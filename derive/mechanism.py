@@ -654,10 +654,16 @@ class DensityMechanism(MechanismSpec):
             Kinks of ``Abs``/``sign``/``Heaviside``/``Max``/``Min``/``Piecewise`` are also found
             automatically.
         description: Free text.
+        pllr_monotone: Optional declaration that the PLLR is strictly ``"increasing"`` or
+            ``"decreasing"`` in x on every segment where it is not constant (or a tuple with one
+            direction per such segment, in order). Used only by the certified lattice method
+            (:mod:`derive.lattice`) when sympy cannot prove monotonicity itself; the lattice step
+            then records it as an assumption (``describe()``, ``assumptions``).
 
     Raises:
-        ValueError: on undeclared symbols, bad domain, negative densities, or a pair with an
-            infinite PLLR (one density vanishing where the other does not).
+        ValueError: on undeclared symbols, bad domain, negative densities, a pair with an
+            infinite PLLR (one density vanishing where the other does not), or a bad
+            ``pllr_monotone``.
     """
 
     name: str
@@ -668,6 +674,7 @@ class DensityMechanism(MechanismSpec):
     domain: tuple[Any, Any] = (-sp.oo, sp.oo)
     breakpoints: tuple[Any, ...] = ()
     description: str = ""
+    pllr_monotone: str | tuple[str, ...] | None = None
     kind: ClassVar[str] = "continuous"
 
     def __post_init__(self) -> None:
@@ -687,6 +694,13 @@ class DensityMechanism(MechanismSpec):
         if not isinstance(bps, Sequence) or isinstance(bps, str):
             bps = (bps,)
         object.__setattr__(self, "breakpoints", tuple(_sympify("breakpoint", b) for b in bps))
+        mono = self.pllr_monotone
+        if mono is not None:
+            dirs = (mono,) if isinstance(mono, str) else tuple(mono)
+            if not dirs or any(d not in ("increasing", "decreasing") for d in dirs):
+                raise ValueError(f"pllr_monotone must be 'increasing', 'decreasing' or a tuple of "
+                                 f"those, got {mono!r}")
+            object.__setattr__(self, "pllr_monotone", mono if isinstance(mono, str) else dirs)
         declared = {prm.symbol for prm in self.params}
         names = {prm.name for prm in self.params}
         if x.name in names:
