@@ -32,6 +32,9 @@ def test_example_runs(name, capsys):
     assert any(p.startswith("mpmath quadrature") for p in out["provenance"])
     text = capsys.readouterr().out
     assert "estimate" in text and "mpmath quadrature" in text
+    if name == "logistic_noise" and "certified" in out:  # certify extra installed
+        lo, hi = out["certified"]
+        assert 0 < lo <= hi <= lo * (1 + 1e-3) and "proven" in text
 
 
 def test_example_definitions_are_short():
