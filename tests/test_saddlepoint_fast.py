@@ -1,0 +1,336 @@
+"""Tests of the batched, cached evaluation in numeric.saddlepoint (speed work, issue 5).
+
+The accountant's results must not depend on how tilts are batched or cached: cached and
+uncached queries agree, the cache is keyed by the mechanism (its parameters), the analytic slope
+that steers the Newton steps matches finite differences, and the values match those of the
+previous (unbatched) implementation.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from numeric import (
+    ApproxDP,
+    Gaussian,
+    Laplace,
+    PoissonSubsampledGaussian,
+    RandomizedResponse,
+    compose,
+)
+from numeric import saddlepoint as sp
+from numeric.saddlepoint import (
+    clear_cgf_cache,
+    pllr_cgf,
+    saddlepoint_delta,
+    saddlepoint_epsilon,
+)
+
+PSG = PoissonSubsampledGaussian
+
+COMPOSITIONS = [
+    [(PSG(1.0, 0.01), 10_000)],
+    [(PSG(2.0, 0.001), 1_000_000)],
+    [(PSG(0.8, 0.01), 100)],  # "one big step": diagnostics fire
+    [(PSG(1.0, 0.01), 5000), (Gaussian(4.0), 100)],
+    [(Laplace(1 / 0.3), 1000)],
+    [(RandomizedResponse(0.1), 2000)],
+]
+
+
+def _rel(a: float, b: float) -> float:
+    return abs(a - b) / max(abs(a), abs(b), 1e-300)
+
+
+# -- values of the previous implementation (unbatched, per-t lru cache) -----------------------
+
+
+@pytest.mark.parametrize(
+    ("terms", "delta", "expected"),
+    [
+        ([(PSG(1.0, 0.01), 10_000)], 1e-5, {"P||Q": 6.187688283068612, "Q||P": 5.611509934438626}),
+        ([(PSG(2.0, 0.001), 1_000_000)], 1e-5,
+         {"P||Q": 2.1427005585089898, "Q||P": 2.13709933189708}),
+        ([(PSG(0.8, 0.01), 100_000)], 1e-5,
+         {"P||Q": 43.544543173373114, "Q||P": 39.58136747189339}),
+        ([(PSG(1.0, 0.01), 10_000)], 1e-8, {"P||Q": 8.185094618513993, "Q||P": 7.2381320895879}),
+        ([(PSG(2.0, 0.01), 1000)], 1e-6, {"P||Q": 0.7209157938751742, "Q||P": 0.665531468098942}),
+        ([(PSG(1.0, 0.01), 5000), (Gaussian(4.0), 100)], 1e-5,
+         {"P||Q": 14.34626296958145, "Q||P": 14.245651973696162}),
+        ([(Laplace(1 / 0.3), 1000)], 1e-5, {"P||Q": 78.01287411021445}),
+    ],
+)
+def test_values_of_the_previous_implementation(terms, delta, expected):
+    for cache in (True, False):
+        res = saddlepoint_epsilon(compose(terms), delta, cache=cache)
+        for direction, eps in expected.items():
+            assert _rel(res.per_direction[direction], eps) < 1e-9
+
+
+def test_delta_values_of_the_previous_implementation():
+    res = saddlepoint_delta(compose([(PSG(1.0, 0.01), 10_000)]), np.array([2.0, 6.0, 10.0]))
+    ref = [0.08270848914769562, 1.7596514676352496e-05, 4.909744093977644e-12]
+    assert all(_rel(a, b) < 1e-12 for a, b in zip(res.delta, ref, strict=True))
+
+
+# -- cached vs uncached -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("terms", COMPOSITIONS, ids=lambda t: repr(t[0][0]))
+@pytest.mark.parametrize("order", [0, 2, 4])
+def test_cached_and_uncached_agree(terms, order):
+    comp = compose(terms)
+    clear_cgf_cache()
+    cold = saddlepoint_epsilon(comp, 1e-5, order=order)  # fills the cache
+    warm = saddlepoint_epsilon(comp, 1e-5, order=order)  # reads it
+    fresh = saddlepoint_epsilon(comp, 1e-5, order=order, cache=False)
+    for res in (warm, fresh):
+        assert set(res.per_direction) == set(cold.per_direction)
+        for direction, eps in cold.per_direction.items():
+            assert _rel(res.per_direction[direction], eps) < 1e-9
+            a, b = cold.details["saddlepoint"][direction], res.details["saddlepoint"][direction]
+            assert a["roots"] == b["roots"]
+            assert _rel(a["l3"], b["l3"]) < 1e-6 or abs(a["l3"] - b["l3"]) < 1e-12
+        assert [w.split(" at ")[0] for w in res.warnings] == \
+            [w.split(" at ")[0] for w in cold.warnings]
+
+
+def test_warm_queries_for_other_m_and_delta_reuse_the_mechanism_entry():
+    mech = PSG(1.0, 0.01)
+    clear_cgf_cache()
+    saddlepoint_epsilon(compose([(mech, 10_000)]), 1e-5)
+    rule = sp._CACHE.get(("sg-rule", mech))
+    memo = sp._CACHE.get(("cgf", mech))
+    assert rule is not None and memo
+    size = len(sp._CACHE)
+    for m, delta in [(20_000, 1e-5), (10_000, 1e-6), (3_000, 2e-5)]:
+        warm = saddlepoint_epsilon(compose([(mech, m)]), delta)
+        fresh = saddlepoint_epsilon(compose([(mech, m)]), delta, cache=False)
+        assert _rel(warm.epsilon, fresh.epsilon) < 1e-9
+    assert sp._CACHE.get(("sg-rule", mech)) is rule  # built once, reused for every m
+    assert len(sp._CACHE) == size  # the eps = 0 tilt is keyed by count proportions, not m
+
+
+def test_cache_is_keyed_by_mechanism_parameters():
+    clear_cgf_cache()
+    a = saddlepoint_epsilon(compose([(PSG(1.0, 0.01), 10_000)]), 1e-5).epsilon
+    n_a = len(sp._CACHE)
+    b = saddlepoint_epsilon(compose([(PSG(1.0, 0.02), 10_000)]), 1e-5).epsilon
+    c = saddlepoint_epsilon(compose([(PSG(1.1, 0.01), 10_000)]), 1e-5).epsilon
+    assert len(sp._CACHE) == 3 * n_a  # new entries for every changed parameter
+    assert b > a > c
+    assert _rel(b, saddlepoint_epsilon(compose([(PSG(1.0, 0.02), 10_000)]), 1e-5,
+                                       cache=False).epsilon) < 1e-9
+    assert saddlepoint_epsilon(compose([(PSG(1.0, 0.01), 10_000)]), 1e-5).epsilon == a
+    clear_cgf_cache()
+    assert len(sp._CACHE) == 0
+    assert _rel(saddlepoint_epsilon(compose([(PSG(1.0, 0.01), 10_000)]), 1e-5).epsilon, a) < 1e-12
+
+
+def test_tilt_cache_keyed_by_count_proportions():
+    clear_cgf_cache()
+    one = compose([(PSG(1.0, 0.01), 1000), (Gaussian(4.0), 10)])
+    two = compose([(PSG(1.0, 0.01), 2000), (Gaussian(4.0), 20)])  # same proportions
+    other = compose([(PSG(1.0, 0.01), 1000), (Gaussian(4.0), 30)])
+    keys = {sp._shape_key(c, "P||Q") for c in (one, two)}
+    assert len(keys) == 1 and sp._shape_key(other, "P||Q") not in keys
+    for comp in (one, two, other):
+        assert _rel(saddlepoint_epsilon(comp, 1e-5).epsilon,
+                    saddlepoint_epsilon(comp, 1e-5, cache=False).epsilon) < 1e-9
+
+
+def test_cache_is_bounded_least_recently_used():
+    cache = sp._Cache(maxsize=3)
+    for k in range(5):
+        cache.put(k, k)
+    assert len(cache) == 3 and cache.get(0) is None and cache.get(4) == 4
+    cache.get(2)  # touch: 3 is now the oldest
+    cache.put(5, 5)
+    assert cache.get(3) is None and cache.get(2) == 2
+    assert cache.get("x", lambda: "built") == "built" and cache.get("x") == "built"
+
+
+@pytest.mark.parametrize("bad", ["yes", 1, None, 0.0])
+def test_bad_cache_argument(bad):
+    comp = compose([(PSG(1.0, 0.01), 1000)])
+    with pytest.raises(ValueError, match="cache"):
+        saddlepoint_epsilon(comp, 1e-5, cache=bad)
+    with pytest.raises(ValueError, match="cache"):
+        saddlepoint_delta(comp, 1.0, cache=bad)
+
+
+def test_bad_input_still_names_the_parameter():
+    comp = compose([(PSG(1.0, 0.01), 1000)])
+    with pytest.raises(ValueError, match="delta"):
+        saddlepoint_epsilon(comp, 0.0, cache=False)
+    with pytest.raises(ValueError, match="eps"):
+        saddlepoint_delta(comp, np.array([1.0, np.nan]))
+    with pytest.raises(ValueError, match="order"):
+        saddlepoint_epsilon(comp, 1e-5, order=7)
+
+
+# -- batching does not change results ---------------------------------------------------------
+
+
+def test_vectorized_delta_matches_scalar_queries():
+    comp = compose([(PSG(1.0, 0.01), 10_000)])
+    eps = np.array([0.0, 0.5, 2.0, 6.0, 10.0, 30.0])
+    vec = saddlepoint_delta(comp, eps, cache=False)
+    for i, e in enumerate(eps):
+        one = saddlepoint_delta(comp, float(e), cache=False)
+        assert _rel(vec.delta[i], one.delta) < 1e-12
+        assert vec.direction[i] == one.direction
+
+
+def test_speculative_grids_do_not_change_the_search(monkeypatch):
+    for terms in COMPOSITIONS[:4]:
+        comp = compose(terms)
+        with_guess = saddlepoint_epsilon(comp, 1e-5, cache=False)
+        monkeypatch.setattr(sp, "_likely_brackets", lambda *args: [])
+        without = saddlepoint_epsilon(comp, 1e-5, cache=False)
+        monkeypatch.undo()
+        for direction, eps in with_guess.per_direction.items():
+            assert _rel(without.per_direction[direction], eps) < 1e-12
+            assert (without.details["saddlepoint"][direction]["roots"]
+                    == with_guess.details["saddlepoint"][direction]["roots"])
+
+
+@pytest.mark.parametrize("order", [0, 1, 2, 4])
+def test_small_and_large_batch_arithmetic_agree(monkeypatch, order):
+    t = np.array([-0.7, -0.3, 0.05, 0.4, 1.3, 3.0, 7.5, 30.0])
+    for terms in ([(PSG(1.0, 0.01), 10_000)], [(PSG(0.8, 0.001), 100)], [(Laplace(2.0), 50)]):
+        comp = compose(terms)
+        for swap in (False, True):
+            sw = np.full(t.size, swap)
+            monkeypatch.setattr(sp, "_SMALL_BATCH", 100)
+            python = sp._points_batch(comp, order, sw, t, sp._Cache())
+            monkeypatch.setattr(sp, "_SMALL_BATCH", 0)
+            numpy = sp._points_batch(comp, order, sw, t, sp._Cache())
+            for p, q in zip(python, numpy, strict=True):
+                assert p.lam == pytest.approx(q.lam, rel=1e-14)
+                for name in ("log_delta", "factor", "factor_lower", "s", "log_base"):
+                    a, b = getattr(p, name), getattr(q, name)
+                    assert (a == b) or (math.isnan(a) and math.isnan(b)) or _rel(a, b) < 1e-12
+
+
+
+def test_rule_prefix_does_not_depend_on_its_length():
+    short = sp._SGRule(1.25, 0.01)
+    long = sp._SGRule(1.25, 0.01)
+    long.cgf(np.array([400.0]), 5)  # extends the rule far beyond what t = 2 needs
+    t = np.array([-0.5, 2.0])
+    a, da = short.cgf(t, 5)
+    b, db = long.cgf(t, 5)
+    assert np.array_equal(a, b) and np.array_equal(da, db)
+
+
+def test_subsampled_gaussian_cgf_finite_at_extreme_tilts():
+    # rate near 1 and a deep negative tilt: s L reaches ~2000 at the left end of the rule
+    for t in (-300.0, -50.0, 300.0):
+        k0, d = pllr_cgf(PSG(1 / 0.3, 0.999), t, 4)
+        assert math.isfinite(k0) and np.all(np.isfinite(d)) and d[1] > 0.0
+
+
+# -- the analytic slope and the integrals -----------------------------------------------------
+
+
+@pytest.mark.parametrize("order", [0, 1, 2, 3])
+@pytest.mark.parametrize(
+    "terms",
+    [[(PSG(1.0, 0.01), 10_000)], [(PSG(0.8, 0.001), 100)], [(PSG(2.0, 0.01), 10**6)],
+     [(Laplace(2.0), 50)], [(Gaussian(1.0), 3)]],
+    ids=lambda t: f"{t[0][0]!r} x {t[0][1]}",
+)
+def test_slope_matches_finite_differences(terms, order):
+    comp = compose(terms)
+    for swap in (False, True):
+        for t in (-0.7, -0.3, 0.05, 0.4, 1.3, 3.0, 7.5):
+            h = 1e-5 * max(1.0, abs(t))
+            pts = sp._points_batch(comp, order, np.full(3, swap), np.array([t - h, t, t + h]),
+                                   sp._Cache())
+            if not all(math.isfinite(p.log_delta) for p in pts):
+                continue
+            fd = (pts[2].log_delta - pts[0].log_delta) / (2 * h)
+            assert pts[1].slope == pytest.approx(fd, rel=1e-5, abs=1e-6)
+
+
+def test_delta_step_is_newton_for_delta_itself():
+    comp = compose([(PSG(1.0, 0.01), 10_000)])
+    target = math.log(1e-5)
+    p = sp._points_batch(comp, 2, np.array([False]), np.array([2.5]), sp._Cache())[0]
+    # psi = delta_r/delta - 1 = e^{g} - 1, psi' = e^{g} g' (factor > 0 here)
+    g = p.log_delta - target
+    assert sp._delta_step(p, target) == pytest.approx(-math.expm1(g) / (math.exp(g) * p.slope),
+                                                      rel=1e-10)
+
+
+@pytest.mark.parametrize(
+    ("a1", "s"),
+    [(-20.0, 0.2), (-5.0, 0.1), (-3.0, 0.3), (-1.5, 2.0), (0.0, 0.1), (0.5, 1e-4), (2.0, 0.01),
+     (2.5, 0.2), (1.0, 0.7), (2.9, 3.0), (6.0, 0.05), (40.0, 4.0), (3.5, 1000.0), (10.0, 100.0)],
+)
+def test_difference_integrals_every_regime(a1, s):
+    from scipy import integrate
+    from scipy.special import eval_hermitenorm
+
+    ls, d = sp._d_integrals(a1, s, 6)
+    c = max(0.0, -a1)
+    for k in range(7):
+        def f(y, k=k):
+            return (np.exp(-a1 * y - y * y / 2 - ls) * -np.expm1(-s * y) / math.sqrt(2 * math.pi)
+                    * eval_hermitenorm(k, y))
+
+        ref = integrate.quad(f, 0.0, c + 60.0, points=[c, 1 / (a1 + s) if a1 + s > 0 else 1.0],
+                             limit=400, epsabs=1e-15 * abs(d[0]), epsrel=1e-12)[0]
+        assert d[k] == pytest.approx(ref, rel=1e-9, abs=1e-13 * abs(d[0]))
+
+
+def test_ds_is_the_s_derivative_of_the_integrals():
+    for a1, s in [(-1.5, 2.0), (0.5, 0.1), (1.0, 0.7), (6.0, 0.5), (3.5, 1000.0)]:
+        h = 1e-6 * s
+        a = np.array([a1, a1, a1])
+        _, d, ds = sp._d_batch(a, np.array([s - h, s, s + h]), 6)
+        assert ds[1] == pytest.approx((d[2, :7] - d[0, :7]) / (2 * h), rel=1e-6,
+                                      abs=1e-9 * abs(d[1, 0]) / s)
+
+
+# -- cost per query ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("m", [10_000, 100_000, 1_000_000])
+def test_tilts_evaluated_per_query_do_not_grow_with_m(m):
+    res = saddlepoint_epsilon(compose([(PSG(1.0, 0.01), m)]), 1e-5, cache=False)
+    assert not res.warnings
+    for det in res.details["saddlepoint"].values():
+        assert det["evals"] <= 40 and det["roots"] == 1
+
+
+def test_warm_queries_in_the_one_big_step_regime():
+    # regression: a Newton step for delta_r needed e^(log delta - log base) beyond float range
+    mech = PSG(2.0, 0.001)
+    clear_cgf_cache()
+    for m, delta in [(1000, 1e-5), (1000, 2e-5), (1000, 5e-6), (1100, 1e-5), (900, 1e-5)]:
+        warm = saddlepoint_epsilon(compose([(mech, m)]), delta)
+        fresh = saddlepoint_epsilon(compose([(mech, m)]), delta, cache=False)
+        assert warm.warnings and _rel(warm.epsilon, fresh.epsilon) < 1e-9
+
+
+def test_guesses_are_harmless_at_extreme_targets():
+    assert math.isnan(sp._normal_root(0.0, -10.0)) and math.isnan(sp._normal_root(1.0, math.inf))
+    assert sp._normal_root(1e6, -1e-12) > 0.0
+    assert sp._likely_brackets(math.nan, [1.0, 3.0]) == []
+    assert sp._likely_brackets(1e9, [1.0, 3.0]) == []
+    for delta in (0.5, 0.999, 1e-300):
+        res = saddlepoint_epsilon(compose([(PSG(1.0, 0.01), 10_000)]), delta, cache=False)
+        assert res.epsilon >= 0.0
+
+
+@pytest.mark.parametrize("mech", [RandomizedResponse(0.003), ApproxDP(1.0, 1e-9)], ids=repr)
+def test_degenerate_lattice_tilts_raise_value_error(mech):
+    # the tilted two-point law degenerates (K'' underflows to 0) before the bracket is found;
+    # this used to end in ZeroDivisionError
+    with pytest.raises(ValueError, match="tilted variance"):
+        saddlepoint_epsilon(compose([(mech, 10)]), 1e-8, order=4)
