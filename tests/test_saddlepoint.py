@@ -24,7 +24,8 @@ from numeric import (
     pure_dp_delta,
 )
 from numeric.mechanisms.base import PLLRCumulants
-from numeric.saddlepoint import _d_integrals, pllr_cgf, saddlepoint_delta, saddlepoint_epsilon
+from numeric.saddlepoint import pllr_cgf, saddlepoint_delta, saddlepoint_epsilon
+from numeric.tilted_integrals import _d_integrals
 
 MECHS = [
     Gaussian(1.3),

@@ -19,9 +19,11 @@ from numeric import (
     Laplace,
     PoissonSubsampledGaussian,
     RandomizedResponse,
+    cgf,
     compose,
 )
 from numeric import saddlepoint as sp
+from numeric import tilted_integrals as ti
 from numeric.saddlepoint import (
     clear_cgf_cache,
     pllr_cgf,
@@ -102,31 +104,31 @@ def test_warm_queries_for_other_m_and_delta_reuse_the_mechanism_entry():
     mech = PSG(1.0, 0.01)
     clear_cgf_cache()
     saddlepoint_epsilon(compose([(mech, 10_000)]), 1e-5)
-    rule = sp._CACHE.get(("sg-rule", mech))
-    memo = sp._CACHE.get(("cgf", mech))
+    rule = cgf._CACHE.get(("sg-rule", mech))
+    memo = cgf._CACHE.get(("cgf", mech))
     assert rule is not None and memo
-    size = len(sp._CACHE)
+    size = len(cgf._CACHE)
     for m, delta in [(20_000, 1e-5), (10_000, 1e-6), (3_000, 2e-5)]:
         warm = saddlepoint_epsilon(compose([(mech, m)]), delta)
         fresh = saddlepoint_epsilon(compose([(mech, m)]), delta, cache=False)
         assert _rel(warm.epsilon, fresh.epsilon) < 1e-9
-    assert sp._CACHE.get(("sg-rule", mech)) is rule  # built once, reused for every m
-    assert len(sp._CACHE) == size  # the eps = 0 tilt is keyed by count proportions, not m
+    assert cgf._CACHE.get(("sg-rule", mech)) is rule  # built once, reused for every m
+    assert len(cgf._CACHE) == size  # the eps = 0 tilt is keyed by count proportions, not m
 
 
 def test_cache_is_keyed_by_mechanism_parameters():
     clear_cgf_cache()
     a = saddlepoint_epsilon(compose([(PSG(1.0, 0.01), 10_000)]), 1e-5).epsilon
-    n_a = len(sp._CACHE)
+    n_a = len(cgf._CACHE)
     b = saddlepoint_epsilon(compose([(PSG(1.0, 0.02), 10_000)]), 1e-5).epsilon
     c = saddlepoint_epsilon(compose([(PSG(1.1, 0.01), 10_000)]), 1e-5).epsilon
-    assert len(sp._CACHE) == 3 * n_a  # new entries for every changed parameter
+    assert len(cgf._CACHE) == 3 * n_a  # new entries for every changed parameter
     assert b > a > c
     assert _rel(b, saddlepoint_epsilon(compose([(PSG(1.0, 0.02), 10_000)]), 1e-5,
                                        cache=False).epsilon) < 1e-9
     assert saddlepoint_epsilon(compose([(PSG(1.0, 0.01), 10_000)]), 1e-5).epsilon == a
     clear_cgf_cache()
-    assert len(sp._CACHE) == 0
+    assert len(cgf._CACHE) == 0
     assert _rel(saddlepoint_epsilon(compose([(PSG(1.0, 0.01), 10_000)]), 1e-5).epsilon, a) < 1e-12
 
 
@@ -143,7 +145,7 @@ def test_tilt_cache_keyed_by_count_proportions():
 
 
 def test_cache_is_bounded_least_recently_used():
-    cache = sp._Cache(maxsize=3)
+    cache = cgf._Cache(maxsize=3)
     for k in range(5):
         cache.put(k, k)
     assert len(cache) == 3 and cache.get(0) is None and cache.get(4) == 4
@@ -206,9 +208,9 @@ def test_small_and_large_batch_arithmetic_agree(monkeypatch, order):
         for swap in (False, True):
             sw = np.full(t.size, swap)
             monkeypatch.setattr(sp, "_SMALL_BATCH", 100)
-            python = sp._points_batch(comp, order, sw, t, sp._Cache())
+            python = sp._points_batch(comp, order, sw, t, cgf._Cache())
             monkeypatch.setattr(sp, "_SMALL_BATCH", 0)
-            numpy = sp._points_batch(comp, order, sw, t, sp._Cache())
+            numpy = sp._points_batch(comp, order, sw, t, cgf._Cache())
             for p, q in zip(python, numpy, strict=True):
                 assert p.lam == pytest.approx(q.lam, rel=1e-14)
                 for name in ("log_delta", "factor", "factor_lower", "s", "log_base"):
@@ -218,8 +220,8 @@ def test_small_and_large_batch_arithmetic_agree(monkeypatch, order):
 
 
 def test_rule_prefix_does_not_depend_on_its_length():
-    short = sp._SGRule(1.25, 0.01)
-    long = sp._SGRule(1.25, 0.01)
+    short = cgf._SGRule(1.25, 0.01)
+    long = cgf._SGRule(1.25, 0.01)
     long.cgf(np.array([400.0]), 5)  # extends the rule far beyond what t = 2 needs
     t = np.array([-0.5, 2.0])
     a, da = short.cgf(t, 5)
@@ -250,7 +252,7 @@ def test_slope_matches_finite_differences(terms, order):
         for t in (-0.7, -0.3, 0.05, 0.4, 1.3, 3.0, 7.5):
             h = 1e-5 * max(1.0, abs(t))
             pts = sp._points_batch(comp, order, np.full(3, swap), np.array([t - h, t, t + h]),
-                                   sp._Cache())
+                                   cgf._Cache())
             if not all(math.isfinite(p.log_delta) for p in pts):
                 continue
             fd = (pts[2].log_delta - pts[0].log_delta) / (2 * h)
@@ -260,7 +262,7 @@ def test_slope_matches_finite_differences(terms, order):
 def test_delta_step_is_newton_for_delta_itself():
     comp = compose([(PSG(1.0, 0.01), 10_000)])
     target = math.log(1e-5)
-    p = sp._points_batch(comp, 2, np.array([False]), np.array([2.5]), sp._Cache())[0]
+    p = sp._points_batch(comp, 2, np.array([False]), np.array([2.5]), cgf._Cache())[0]
     # psi = delta_r/delta - 1 = e^{g} - 1, psi' = e^{g} g' (factor > 0 here)
     g = p.log_delta - target
     assert sp._delta_step(p, target) == pytest.approx(-math.expm1(g) / (math.exp(g) * p.slope),
@@ -276,7 +278,7 @@ def test_difference_integrals_every_regime(a1, s):
     from scipy import integrate
     from scipy.special import eval_hermitenorm
 
-    ls, d = sp._d_integrals(a1, s, 6)
+    ls, d = ti._d_integrals(a1, s, 6)
     c = max(0.0, -a1)
     for k in range(7):
         def f(y, k=k):
@@ -292,7 +294,7 @@ def test_ds_is_the_s_derivative_of_the_integrals():
     for a1, s in [(-1.5, 2.0), (0.5, 0.1), (1.0, 0.7), (6.0, 0.5), (3.5, 1000.0)]:
         h = 1e-6 * s
         a = np.array([a1, a1, a1])
-        _, d, ds = sp._d_batch(a, np.array([s - h, s, s + h]), 6)
+        _, d, ds = ti._d_batch(a, np.array([s - h, s, s + h]), 6)
         assert ds[1] == pytest.approx((d[2, :7] - d[0, :7]) / (2 * h), rel=1e-6,
                                       abs=1e-9 * abs(d[1, 0]) / s)
 
