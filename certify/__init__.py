@@ -3,9 +3,12 @@
 Layer rules: certify may import ``numeric``, python-flint and mpmath; never sympy or ``derive``.
 Everything it returns is a :class:`~certify.bound.Bound`, a proven enclosure computed with
 outward-rounded Arb arithmetic: exact answers (Gaussian / pure DP, :mod:`certify.exact`), the
-Edgeworth interval EEAI (:mod:`certify.eeai`), their intersection (:mod:`certify.combine`), and
-audit certificates that ``edgeworth verify`` recomputes (:mod:`certify.certificate`). It plugs
-into numeric through the entry points in :mod:`certify.plugin` (method ``certified``, commands
+Edgeworth interval EEAI (:mod:`certify.eeai`), the Renyi/Chernoff upper bound
+(:mod:`certify.chernoff`), the lattice method (:mod:`certify.lattice`: a dominating connect-the-dots
+discretization composed exactly, with single-step laws registered per mechanism in
+:mod:`certify.lattice_steps`), their intersection (:mod:`certify.combine`), and audit
+certificates that ``edgeworth verify`` recomputes (:mod:`certify.certificate`). It plugs into
+numeric through the entry points in :mod:`certify.plugin` (method ``certified``, commands
 ``certify`` and ``verify``).
 """
 
@@ -24,6 +27,12 @@ _EXPORTS = {
     "epsilon_interval": "eeai",
     "exact_delta_bound": "exact",
     "exact_epsilon_bound": "exact",
+    "chernoff_delta_bound": "chernoff",
+    "chernoff_epsilon_bound": "chernoff",
+    "lattice_delta_interval": "lattice",
+    "lattice_epsilon_interval": "lattice",
+    "lattice_step": "lattice_steps",
+    "register_lattice_step": "lattice_steps",
     "make_certificate": "certificate",
     "verify": "certificate",
 }

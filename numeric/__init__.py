@@ -5,7 +5,8 @@ mpmath, python-flint, ``derive`` or ``certify``; those plug into it through the 
 ``edgeworth.methods`` and ``edgeworth.commands`` (see :mod:`numeric.methods`, :mod:`numeric.cli`).
 
 Public API: mechanisms (dominating pairs) and their PLLR cumulants, composition, the approximate
-Edgeworth accountant (AEA; an *estimate*), GDP and CLT accounting (estimates, exact for Gaussian),
+Edgeworth accountant (AEA; an *estimate*), the saddlepoint (tilted-Edgeworth) accountant (an
+*estimate*), GDP and CLT accounting (estimates, exact for Gaussian),
 exact pure-DP composition in floats, f-DP trade-off functions, and :class:`EdgeworthAccountant`.
 """
 
@@ -31,6 +32,7 @@ from .mechanisms import (
 from .methods import METHODS, AccountingMethod, delta, epsilon, register_method
 from .pure_dp import pure_dp_delta, pure_dp_epsilon
 from .results import DeltaResult, EpsilonResult, Estimate
+from .saddlepoint import saddlepoint_delta, saddlepoint_epsilon
 from .spec import load_spec, parse_spec
 from .tradeoff import eps_delta_tradeoff, gaussian_tradeoff
 
@@ -81,4 +83,6 @@ __all__ = [
     "pure_dp_epsilon",
     "register_mechanism",
     "register_method",
+    "saddlepoint_delta",
+    "saddlepoint_epsilon",
 ]
