@@ -10,7 +10,6 @@ dp_accounting's PLD (optional) for Laplace at m = 1000.
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass
 
@@ -21,6 +20,7 @@ mp = pytest.importorskip("mpmath")
 
 
 from flint import arb  # noqa: E402
+from lattice_contract import assert_step_contract  # noqa: E402
 
 from certify.combine import certified_epsilon  # noqa: E402
 from certify.engine import workprec  # noqa: E402
@@ -76,32 +76,7 @@ def _f(x: arb) -> float:
 def test_step_contract(step):
     """delta_1 is non-increasing, convex in e^eps, >= 1 - e^eps and >= Q(L = +inf); the tails are
     non-increasing probabilities; the range gap/excess are >= 0; everything is a tight ball."""
-    with workprec(128):
-        q_inf, _p_minf = step.end_masses()
-        prev_d, prev_t = None, None
-        for e in GRID:
-            x = arb(e)
-            d = step.delta(x)
-            tq, tp = step.tails(x)
-            for v in (d, tq, tp):
-                assert v.rad() < 1e-30
-            assert -1e-30 <= _f(d) <= 1 + 1e-30
-            assert _f(d - (1 - x.exp())) >= -1e-30
-            assert _f(d) >= _f(q_inf) - 1e-30
-            assert _f(step.gap(x)) >= -1e-30 and _f(step.excess(x)) >= -1e-30
-            for t in (tq, tp):
-                assert -1e-30 <= _f(t) <= 1 + 1e-30
-            if prev_d is not None:
-                assert _f(d) <= _f(prev_d) + 1e-30
-                assert _f(tq) <= _f(prev_t[0]) + 1e-30 and _f(tp) <= _f(prev_t[1]) + 1e-30
-            prev_d, prev_t = d, (tq, tp)
-        # convexity of H(t) = delta(log t): chord slopes between grid points are non-decreasing
-        xs = [arb(e) for e in GRID]
-        ts = [x.exp() for x in xs]
-        hs = [step.delta(x) for x in xs]
-        slopes = [(hs[i + 1] - hs[i]) / (ts[i + 1] - ts[i]) for i in range(len(xs) - 1)]
-        for a, b in itertools.pairwise(slopes):
-            assert _f(b - a) >= -1e-25
+    assert_step_contract(step)
 
 
 @pytest.mark.parametrize("step", STEPS, ids=lambda s: s.describe())

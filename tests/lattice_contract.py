@@ -1,0 +1,51 @@
+"""The contract every certify lattice step satisfies (shared by the built-in and derived steps).
+
+For a step of a pair (P, Q) with PLLR L: delta_1 is a probability, non-increasing, convex in
+e^eps, at least 1 - e^eps (the event "everything") and at least Q(L = +inf); the tails are
+non-increasing probabilities; Lemma 2's range errors are >= 0; every ball is tight.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from flint import arb
+
+from certify.engine import workprec
+
+GRID = [k / 16 for k in range(-48, 49)]
+
+
+def _f(x: arb) -> float:
+    return float(x.mid())
+
+
+def assert_step_contract(step, grid=GRID) -> None:
+    """Check the contract on an exact dyadic grid of eps values (raises AssertionError)."""
+    with workprec(128):
+        q_inf, _ = step.end_masses()
+        prev = None
+        hs, ts = [], []
+        for e in grid:
+            x = arb(e)
+            d = step.delta(x)
+            tq, tp = step.tails(x)
+            for v in (d, tq, tp):
+                assert v.rad() < 1e-30
+            assert -1e-30 <= _f(d) <= 1 + 1e-30
+            assert _f(d - (1 - x.exp())) >= -1e-30
+            assert _f(d) >= _f(q_inf) - 1e-30
+            assert _f(step.gap(x)) >= -1e-30 and _f(step.excess(x)) >= -1e-30
+            for t in (tq, tp):
+                assert -1e-30 <= _f(t) <= 1 + 1e-30
+            if prev is not None:
+                assert _f(d) <= _f(prev[0]) + 1e-30
+                assert _f(tq) <= _f(prev[1]) + 1e-30 and _f(tp) <= _f(prev[2]) + 1e-30
+            prev = (d, tq, tp)
+            hs.append(d)
+            ts.append(x.exp())
+        # convexity of H(t) = delta(log t): chord slopes between grid points are non-decreasing
+        slopes = [(hs[i + 1] - hs[i]) / (ts[i + 1] - ts[i]) for i in range(len(hs) - 1)]
+        for a, b in itertools.pairwise(slopes):
+            assert _f(b - a) >= -1e-25
+    assert step.rough_std() > 0
