@@ -227,6 +227,14 @@ def _scalar(batch: tuple[np.ndarray, np.ndarray]) -> tuple[float, np.ndarray]:
     return float(batch[0][0]), batch[1][0]
 
 
+def _register_closed_form(cls: type, batch: Callable[[Any, np.ndarray, int],
+                                                     tuple[np.ndarray, np.ndarray]]) -> None:
+    """Register a vectorized closed-form CGF ``batch(mechanism, t, n)`` for ``cls`` as both its
+    :func:`pllr_cgf` (one tilt) and its batched rule (no cache needed)."""
+    pllr_cgf.register(cls)(lambda m, t, n: _scalar(batch(m, np.array([float(t)]), n)))
+    _cgf_batch.register(cls)(lambda m, t, n, cache: batch(m, t, n))
+
+
 @functools.singledispatch
 def _pllr_sup(mechanism: Mechanism) -> float:
     """Essential supremum of the PLLR (delta = 0 for eps beyond m times it)."""
@@ -255,15 +263,7 @@ def _gaussian_batch(mu: float, t: np.ndarray, n: int) -> tuple[np.ndarray, np.nd
     return 0.5 * mu2 * t * (t + 1.0), der
 
 
-@pllr_cgf.register
-def _(mechanism: Gaussian, t: float, n: int) -> tuple[float, np.ndarray]:
-    return _scalar(_gaussian_batch(mechanism.mu, np.array([float(t)]), n))
-
-
-@_cgf_batch.register
-def _(mechanism: Gaussian, t: np.ndarray, n: int,
-      cache: _Cache) -> tuple[np.ndarray, np.ndarray]:
-    return _gaussian_batch(mechanism.mu, t, n)
+_register_closed_form(Gaussian, lambda m, t, n: _gaussian_batch(m.mu, t, n))
 
 
 def _two_point_batch(eps0: float, t: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -276,26 +276,8 @@ def _two_point_batch(eps0: float, t: np.ndarray, n: int) -> tuple[np.ndarray, np
     return _tilted_cumulants(np.array([eps0, -eps0]), logw, n)
 
 
-@pllr_cgf.register
-def _(mechanism: RandomizedResponse, t: float, n: int) -> tuple[float, np.ndarray]:
-    return _scalar(_two_point_batch(mechanism.eps, np.array([float(t)]), n))
-
-
-@pllr_cgf.register
-def _(mechanism: ApproxDP, t: float, n: int) -> tuple[float, np.ndarray]:
-    return _scalar(_two_point_batch(mechanism.eps, np.array([float(t)]), n))
-
-
-@_cgf_batch.register
-def _(mechanism: RandomizedResponse, t: np.ndarray, n: int,
-      cache: _Cache) -> tuple[np.ndarray, np.ndarray]:
-    return _two_point_batch(mechanism.eps, t, n)
-
-
-@_cgf_batch.register
-def _(mechanism: ApproxDP, t: np.ndarray, n: int,
-      cache: _Cache) -> tuple[np.ndarray, np.ndarray]:
-    return _two_point_batch(mechanism.eps, t, n)
+_register_closed_form(RandomizedResponse, lambda m, t, n: _two_point_batch(m.eps, t, n))
+_register_closed_form(ApproxDP, lambda m, t, n: _two_point_batch(m.eps, t, n))
 
 
 @_pllr_sup.register
@@ -348,15 +330,7 @@ def _laplace_batch(mu: float, t: np.ndarray, n: int) -> tuple[np.ndarray, np.nda
     return k0, _tilted_cumulants(values, logw, n)[1]
 
 
-@pllr_cgf.register
-def _(mechanism: Laplace, t: float, n: int) -> tuple[float, np.ndarray]:
-    return _scalar(_laplace_batch(mechanism.mu, np.array([float(t)]), n))
-
-
-@_cgf_batch.register
-def _(mechanism: Laplace, t: np.ndarray, n: int,
-      cache: _Cache) -> tuple[np.ndarray, np.ndarray]:
-    return _laplace_batch(mechanism.mu, t, n)
+_register_closed_form(Laplace, lambda m, t, n: _laplace_batch(m.mu, t, n))
 
 
 _SG_NODES = 12  # Gauss-Legendre nodes per panel (panel width min(1/2, 1/mu))
