@@ -123,6 +123,9 @@ class _TimeoutError(Exception):
     pass
 
 
+_RETRY_SECONDS = 0.05
+
+
 def _limit_enforceable() -> bool:
     return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
@@ -134,16 +137,29 @@ def _time_limit(seconds: float | None):
         yield
         return
 
+    # The alarm repeats every _RETRY_SECONDS after the first expiry: an exception raised by a
+    # signal handler can be swallowed (e.g. when the signal lands inside a garbage-collection
+    # callback, which only prints "Exception ignored"), and a one-shot alarm would then leave a
+    # sympy call running forever.
+    active = [True]
+
     def _raise(signum, frame):
-        raise _TimeoutError
+        if active[0]:
+            raise _TimeoutError
 
     previous = signal.signal(signal.SIGALRM, _raise)
-    signal.setitimer(signal.ITIMER_REAL, float(seconds))
+    signal.setitimer(signal.ITIMER_REAL, float(seconds), _RETRY_SECONDS)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0.0)
-        signal.signal(signal.SIGALRM, previous)
+        for _ in range(100):  # a late alarm may interrupt the clean-up itself: redo it
+            try:
+                active[0] = False
+                signal.setitimer(signal.ITIMER_REAL, 0.0)
+                signal.signal(signal.SIGALRM, previous)
+                break
+            except _TimeoutError:
+                continue
 
 
 def _simplify(expr: sp.Expr, seconds: float = _SIMPLIFY_TIMEOUT) -> sp.Expr:

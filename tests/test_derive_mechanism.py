@@ -455,3 +455,30 @@ def test_new_mechanism_derives_and_compiles_within_60s(kind):
     elapsed = time.perf_counter() - t0
     assert mech.pllr_cumulants(4).x[1] > 0
     assert elapsed < 60.0, elapsed
+
+
+def test_time_limit_survives_a_swallowed_timeout():
+    """A timeout exception can be swallowed (a signal landing in a gc callback only prints
+    "Exception ignored"); the alarm repeats, so the limited block is still interrupted, and
+    afterwards no timer is left running."""
+    import signal
+
+    from derive.mechanism import _time_limit, _TimeoutError
+
+    if not hasattr(signal, "setitimer"):
+        pytest.skip("no interval timers on this platform")
+    before = signal.getsignal(signal.SIGALRM)
+    swallowed = False
+    t0 = time.monotonic()
+    with pytest.raises(_TimeoutError):
+        with _time_limit(0.05):
+            try:
+                while time.monotonic() < t0 + 5:
+                    pass
+            except _TimeoutError:
+                swallowed = True  # as if lost in a gc callback
+            while time.monotonic() < t0 + 5:
+                pass
+    assert swallowed and time.monotonic() < t0 + 5
+    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0.0
+    assert signal.getsignal(signal.SIGALRM) is before
