@@ -338,7 +338,7 @@ def _drive(comp: Composition, order: int, tasks: list[tuple[bool, Generator]],
     """Run the searches ``tasks`` = [(swap, generator)] in lockstep.
 
     Each generator yields ``(kind, tilts)`` and is sent a dict tilt -> value: for "cgf" the row
-    [K', K''] of the composed CGF, for "point" a :class:`_Point`. All requests of a round are
+    [K', K'', K] of the composed CGF, for "point" a :class:`_Point`. All requests of a round are
     evaluated as one batch per kind (shared tilts once). Returns the generators' return values
     and the number of tilts each one caused to be evaluated.
     """
@@ -369,7 +369,8 @@ def _drive(comp: Composition, order: int, tasks: list[tuple[bool, Generator]],
             swap = np.array([key[0] for key in rows], dtype=bool)
             t = np.array([key[1] for key in rows], dtype=float)
             if kind == "cgf":
-                vals = list(_composed_batch(comp, swap, t, 2, cache)[1])
+                k0, der = _composed_batch(comp, swap, t, 2, cache)
+                vals = list(np.column_stack([der, k0]))  # [K', K'', K]
             else:
                 vals = _points_batch(comp, order, swap, t, cache)
             memo[kind].update(zip(rows, vals, strict=True))
@@ -411,9 +412,22 @@ def _tilt_search(eps: float, start: float,
                                                          <= 4e-16 * max(1.0, abs(hi))):
             return new, float(d[1])
         if new > 1e8:
+            if f < 0.0 and not math.isfinite(hi):  # K' saturates below eps
+                raise _SaturatedError(eps, t, float(d[2]) - t * eps)
             break
         t = new
     raise ValueError(f"no saddlepoint found for eps={eps!r}")
+
+
+class _SaturatedError(ValueError):
+    r"""K'(t) stays below eps up to the largest tilt tried (eps within rounding of the essential
+    supremum of S): no saddlepoint, but Chernoff's bound :math:`\delta(\varepsilon) \le
+    P_Q(S > \varepsilon) \le e^{K(t) - t\varepsilon}` holds at that tilt."""
+
+    def __init__(self, eps: float, t: float, log_bound: float) -> None:
+        super().__init__(f"no saddlepoint found for eps={eps!r} (K' saturates below it)")
+        self.t = t
+        self.log_bound = log_bound
 
 
 def _shape_key(comp: Composition, direction: str) -> tuple:
@@ -760,8 +774,11 @@ def _sup(comp: Composition, direction: str) -> float:
 _ESTIMATE_NOTE = "estimate: the saddlepoint accountant approximates delta(eps); it is not a bound"
 
 
-def _delta_search(eps: float) -> Generator[_Request, dict, _Point]:
-    t, _ = yield from _tilt_search(eps, 0.0)
+def _delta_search(eps: float) -> Generator[_Request, dict, _Point | _SaturatedError]:
+    try:
+        t, _ = yield from _tilt_search(eps, 0.0)
+    except _SaturatedError as sat:
+        return sat
     return (yield "point", [t])[t].checked()
 
 
@@ -813,6 +830,15 @@ def saddlepoint_delta(composition, eps: float | np.ndarray, order: int = 2, *,
             p = found.get((direction, i))
             if p is None:
                 det[direction].append({"t": math.inf})
+                continue
+            if isinstance(p, _SaturatedError):
+                vals[i] = math.exp(min(p.log_bound, 0.0))
+                det[direction].append({"t": p.t, "chernoff_log_bound": p.log_bound})
+                w = (f"{direction}: K'(t) saturates below eps={float(flat[i])!r} (eps is near the "
+                     f"essential supremum of S): no saddlepoint; Chernoff's bound "
+                     f"exp({p.log_bound:.6g}) at t={p.t:.3g} is reported instead")
+                if w not in warns:
+                    warns.append(w)
                 continue
             vals[i] = math.exp(p.log_delta) if math.isfinite(p.log_delta) else 0.0
             det[direction].append(_point_details(p))

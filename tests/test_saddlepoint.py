@@ -345,3 +345,13 @@ def test_one_big_step_regime_is_flagged_in_both_orders():
     assert not any("few sampled steps" in w for w in many.warnings)
     mixed = compose([(PoissonSubsampledGaussian(2.0, 0.001), 100), (Gaussian(10.0), 50)])
     assert not any("few sampled steps" in w for w in saddlepoint_epsilon(mixed, 1e-5).warnings)
+
+
+def test_eps_near_the_essential_supremum_reports_chernoff_instead_of_raising():
+    """Q||P of rate 0.001, m = 1000: S <= -m log(1 - p) = 1.0005, so at eps = 1.0 the saddlepoint
+    tilt runs past 1e8; the answer is Chernoff's bound there (tiny), with a diagnostic."""
+    comp = compose([(PoissonSubsampledGaussian(2.0, 0.001), 1000)])
+    res = saddlepoint_delta(comp, 1.0)
+    assert 0.0 <= res.per_direction["Q||P"] <= 1e-300
+    assert any(w.startswith("Q||P") and "saturates" in w for w in res.details["diagnostics"])
+    assert 0.0 <= res.delta <= 1.0
