@@ -613,6 +613,20 @@ def _delta_step(p: _Point, log_target: float) -> float:
     return -(p.factor - math.exp(gap)) / den
 
 
+_EXTRAPOLATE = 1e-4  # Newton steps below this (relative in t) may be taken without evaluating,
+_AGREE = 1e-10  # when the Newton steps for log delta_r and for delta_r/delta agree this well
+
+
+def _extrapolated(p: _Point, step: float, log_target: float) -> _Point:
+    r"""The point one Newton step from ``p``, extrapolated to first order instead of evaluated:
+    t + step, eps = K'(t) + K''(t) step, log delta at the target. The neglected terms are
+    :math:`O(\text{step}^2)`; the two Newton steps (for :math:`\log\delta_r` and for
+    :math:`\delta_r/\delta - 1`) differ by a term of the same order, so requiring them to agree
+    to 1e-10 (relative in t) bounds it; the diagnostics (l3, l4, orders) are those of ``p``."""
+    return _Point(p.t + step, p.eps + p.var * step, log_target, p.factor, p.factor_lower, p.s,
+                  p.lam, p.slope, p.var, p.log_base, p.dfactor)
+
+
 def _refine_root(log_target: float, p_lo: _Point,
                  p_hi: _Point) -> Generator[_Request, dict, _Point]:
     r"""The root of g(t) = log delta_r(t) - log_target between two grid points (g_lo > 0 >= g_hi).
@@ -672,6 +686,10 @@ def _refine_root(log_target: float, p_lo: _Point,
                 steps.reverse()
         if math.isfinite(gt) and abs(steps[0]) <= 1e-11 * max(1.0, abs(p.t)):
             return p  # at the rounding noise of log delta
+        if (len(steps) == 2 and lo < p.t + steps[0] < hi
+                and abs(steps[0]) <= _EXTRAPOLATE * max(1.0, abs(p.t))
+                and abs(steps[0] - steps[1]) <= _AGREE * max(1.0, abs(p.t))):
+            return _extrapolated(p, steps[0], log_target)
         cands = []
         for step in steps:
             x = p.t + step

@@ -336,3 +336,21 @@ def test_degenerate_lattice_tilts_raise_value_error(mech):
     # this used to end in ZeroDivisionError
     with pytest.raises(ValueError, match="tilted variance"):
         saddlepoint_epsilon(compose([(mech, 10)]), 1e-8, order=4)
+
+
+@pytest.mark.parametrize(("sigma", "rate", "m", "delta"), [
+    (1.0, 0.01, 100_000, 1e-5), (0.8, 0.01, 1_000_000, 1e-10), (2.0, 0.001, 10_000, 1e-5),
+    (1.0, 0.01, 1000, 1e-5),
+])
+def test_first_order_extrapolated_root_agrees_with_the_evaluated_one(monkeypatch, sigma, rate,
+                                                                      m, delta):
+    """The final Newton step is extrapolated only when the two Newton variants agree to 1e-10:
+    the result moves by far less than 1e-9 relative against evaluating every step."""
+    comp = compose([(PoissonSubsampledGaussian(sigma, rate), m)])
+    sp.clear_cgf_cache()
+    fast = sp.saddlepoint_epsilon(comp, delta).per_direction
+    monkeypatch.setattr(sp, "_EXTRAPOLATE", 0.0)
+    sp.clear_cgf_cache()
+    full = sp.saddlepoint_epsilon(comp, delta).per_direction
+    for d in full:
+        assert fast[d] == pytest.approx(full[d], rel=1e-9)
