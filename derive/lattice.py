@@ -974,24 +974,17 @@ class DerivedLatticeStep(LatticeStep):
             return (exact > t) - (exact < t)
         atom = self._state.plan.atoms[j]
         tb = _arb_of(t)
-        prec = wp
-        tried_sympy = False
-        while prec <= _MAX_PREC:
+        st = self._state
+
+        def diff(prec: int) -> arb:
             q, p = self._atom_masses(j, prec)
             with _prec(prec):
-                d = q - tb.exp() * p  # sign(q - e^t p) = sign(L - t)
-            if d > 0:
-                return 1
-            if d < 0:
-                return -1
-            if not tried_sympy:
-                tried_sympy = True
-                st = self._state
-                e = atom.q.xreplace(st.exact) - sp.exp(_rat(t)) * atom.p.xreplace(st.exact)
-                if _is_zero(e):
-                    return 0
-            prec *= 4
-        raise ArithmeticError(f"lattice: cannot compare the atom {atom.label} with {t}")
+                return q - tb.exp() * p  # sign(q - e^t p) = sign(L - t)
+
+        def zero() -> bool:
+            return _is_zero(atom.q.xreplace(st.exact) - sp.exp(_rat(t)) * atom.p.xreplace(st.exact))
+
+        return _certified_sign(diff, zero, wp, f"the atom {atom.label} with {t}")
 
     def _cmp_limit(self, i: int, end: str, t: Fraction, wp: int) -> int:
         """sign(lim - t) for the PLLR limit at the lower ("lo") or upper ("hi") segment end."""
@@ -1011,20 +1004,9 @@ class DerivedLatticeStep(LatticeStep):
             return (ex > t) - (ex < t)
         fn = pc.f_lim_lo if end == "lo" else pc.f_lim_hi
         tb = _arb_of(t)
-        prec = wp
-        tried_sympy = False
-        while prec <= _MAX_PREC:
-            d = self._const(key, fn, prec) - tb
-            if d > 0:
-                return 1
-            if d < 0:
-                return -1
-            if not tried_sympy:
-                tried_sympy = True
-                if _is_zero(val - _rat(t)):
-                    return 0
-            prec *= 4
-        raise ArithmeticError(f"lattice: cannot compare the PLLR limit {lim} with {t}")
+        return _certified_sign(lambda prec: self._const(key, fn, prec) - tb,
+                               lambda: _is_zero(val - _rat(t)), wp,
+                               f"the PLLR limit {lim} with {t}")
 
     # -- the crossing point ------------------------------------------------------------------
 
@@ -1192,6 +1174,30 @@ class DerivedLatticeStep(LatticeStep):
 
 # ---------------------------------------------------------------------------------------------
 # root finding (midpoint arithmetic) and certification (Arb)
+
+
+def _certified_sign(diff: Callable[[int], arb], proven_zero: Callable[[], bool], wp: int,
+          what: str) -> int:
+    """The certified sign of a real given as Arb balls ``diff(prec)``: precision rises (x4, up to
+    the cap) until the ball excludes 0; sympy is asked once whether the value is exactly 0.
+
+    Raises:
+        ArithmeticError: naming ``what`` if neither settles it at the precision cap.
+    """
+    prec = wp
+    tried_sympy = False
+    while prec <= _MAX_PREC:
+        d = diff(prec)
+        if d > 0:
+            return 1
+        if d < 0:
+            return -1
+        if not tried_sympy:
+            tried_sympy = True
+            if proven_zero():
+                return 0
+        prec *= 4
+    raise ArithmeticError(f"lattice: cannot compare {what}")
 
 
 def _finite(x: arb) -> arb:
