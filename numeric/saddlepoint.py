@@ -95,7 +95,7 @@ import functools
 import itertools
 import math
 from collections.abc import Callable, Generator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -143,11 +143,16 @@ class _Point:
     factor: float
     factor_lower: float  # the same factor at order r - 1 (nan at order 0)
     s: float
-    lam: dict[int, float] = field(default_factory=dict)
+    lams: tuple[float, ...] = ()  # l_3, l_4, ... (standardized tilted cumulants)
     slope: float = math.nan  # d log_delta / dt (nan where the factor is <= 0)
     var: float = math.nan  # K''(t) (the point is unusable unless > 0)
     log_base: float = math.nan  # log_delta - log(factor) (factor scaled as in _d_batch)
     dfactor: float = math.nan  # d factor / dt, same scale
+
+    @property
+    def lam(self) -> dict[int, float]:
+        """{j: l_j}, j >= 3."""
+        return dict(enumerate(self.lams, start=3))
 
     @property
     def disagreement(self) -> float:
@@ -198,28 +203,34 @@ def _points_batch(comp: Composition, order: int, swap: np.ndarray, t: np.ndarray
     need = max(2, cumulants_needed(order))
     k0, d = _composed_batch(comp, swap, t, need + 1, cache)
     ok = d[:, 1] > 0.0
-    rows = np.arange(t.size) if ok.all() else np.flatnonzero(ok)
-    values = iter(_point_values(order, need, t[rows], k0[rows], d[rows]) if rows.size else ())
-    valid = set(rows.tolist())
-    out = []
-    for i, (ti, ei, vi) in enumerate(zip(t.tolist(), d[:, 0].tolist(), d[:, 1].tolist(),
-                                         strict=True)):
-        if i in valid:
-            ld, fac, low, s, slope, lam, base, dfac = next(values)
-            out.append(_Point(ti, ei, ld, fac, low, s, lam, slope, vi, base, dfac))
-        else:
-            out.append(_Point(ti, ei, -math.inf, math.nan, math.nan, math.nan, {}, math.nan,
-                              vi))
+    if ok.all():
+        return _points_of_rows(order, need, t, k0, d)
+    rows = np.flatnonzero(ok)
+    out = [_Point(ti, ei, -math.inf, math.nan, math.nan, math.nan, (), math.nan, vi)
+           for ti, ei, vi in zip(t.tolist(), d[:, 0].tolist(), d[:, 1].tolist(), strict=True)]
+    if rows.size:
+        good = _points_of_rows(order, need, t[rows], k0[rows], d[rows])
+        for i, p in zip(rows.tolist(), good, strict=True):
+            out[i] = p
     return out
+
+
+def _points_of_rows(order: int, need: int, t: np.ndarray, k0: np.ndarray,
+                    d: np.ndarray) -> list[_Point]:
+    """:func:`_points_batch` for rows that all have K'' > 0."""
+    cols = _point_columns(order, need, t, k0, d)
+    return list(map(_Point, t.tolist(), d[:, 0].tolist(), *cols[:6], d[:, 1].tolist(),
+                    *cols[6:]))
 
 
 _SMALL_BATCH = 4  # up to this many rows the point arithmetic is done in Python floats
 
 
-def _point_values(order: int, need: int, t: np.ndarray, k0: np.ndarray,
-                  d: np.ndarray) -> list[tuple]:
-    """Per row ``(log_delta, factor, factor_lower, s, slope, lam, log_base, dfactor)`` for rows
-    with K'' > 0 (module docstring; the D integrals by :func:`_d_batch`).
+def _point_columns(order: int, need: int, t: np.ndarray, k0: np.ndarray,
+                   d: np.ndarray) -> tuple[list, ...]:
+    """Columns ``(log_delta, factor, factor_lower, s, lams, slope, log_base, dfactor)`` (one
+    list entry per row) for rows with K'' > 0 (module docstring; the D integrals by
+    :func:`_d_batch`).
 
     The arithmetic after the integrals is a few dozen operations per row: numpy for larger
     batches, Python floats for small ones (where numpy's per-call overhead would dominate);
@@ -234,12 +245,13 @@ def _point_values(order: int, need: int, t: np.ndarray, k0: np.ndarray,
                 return _point_rows(order, need, t, k0, d, s, ls, D, Ds)
             except (OverflowError, ZeroDivisionError):  # Python floats: numpy's inf/nan instead
                 pass
-        return list(zip(*_point_arrays(order, need, t, k0, d, s, ls, D, Ds), strict=True))
+        return _point_arrays(order, need, t, k0, d, s, ls, D, Ds)
 
 
 def _point_rows(order: int, need: int, t: np.ndarray, k0: np.ndarray, d: np.ndarray,
-                s: np.ndarray, ls: np.ndarray, D: np.ndarray, Ds: np.ndarray) -> list[tuple]:
-    """:func:`_point_values` in Python floats, one row at a time."""
+                s: np.ndarray, ls: np.ndarray, D: np.ndarray,
+                Ds: np.ndarray) -> tuple[list, ...]:
+    """:func:`_point_columns` in Python floats, one row at a time."""
     fn = SERIES_ORDERS[order][1]
     fn_lower = SERIES_ORDERS[order - 1][1] if order > 0 else None
     h = _SLOPE_STEP
@@ -268,17 +280,19 @@ def _point_rows(order: int, need: int, t: np.ndarray, k0: np.ndarray, d: np.ndar
             for k, c in coeffs.items():
                 dfac += ((up[k] - down[k]) * (0.5 / h) * dd[k]
                          + c * (dsd[k] * ds - (dd[k + 1] + k * dd[k - 1]) * da1))
+        lams = tuple(lam.values())
         if factor > 0.0:
-            out.append((base + math.log(factor), factor, lower, si, dfac / factor - ti * di[1],
-                        lam, base, dfac))
+            out.append((base + math.log(factor), factor, lower, si, lams,
+                        dfac / factor - ti * di[1], base, dfac))
         else:
-            out.append((-math.inf, factor, lower, si, math.nan, lam, base, dfac))
-    return out
+            out.append((-math.inf, factor, lower, si, lams, math.nan, base, dfac))
+    return tuple(map(list, zip(*out, strict=True)))
 
 
 def _point_arrays(order: int, need: int, t: np.ndarray, k0: np.ndarray, d: np.ndarray,
-                  s: np.ndarray, ls: np.ndarray, D: np.ndarray, Ds: np.ndarray) -> tuple:
-    """:func:`_point_values` in numpy: per-row lists in the same order (rows with K'' > 0)."""
+                  s: np.ndarray, ls: np.ndarray, D: np.ndarray,
+                  Ds: np.ndarray) -> tuple[list, ...]:
+    """:func:`_point_columns` in numpy (rows with K'' > 0)."""
     size = t.size
     inv = 1.0 / s
     ds = d[:, 2] * (0.5 * inv)  # s' = K'''/(2 s)
@@ -321,13 +335,10 @@ def _point_arrays(order: int, need: int, t: np.ndarray, k0: np.ndarray, d: np.nd
     if not positive.all():
         log_delta = np.where(positive, log_delta, -math.inf)
         slope = np.where(positive, slope, math.nan)
-    lam_rows = [dict(zip(lam, vals, strict=True)) for vals in zip(*(v.tolist() for v in
-                                                                    lam.values()),
-                                                                  strict=True)]
-    if not lam:
-        lam_rows = [{} for _ in range(size)]
-    return (log_delta.tolist(), factor.tolist(), lower.tolist(), s.tolist(), slope.tolist(),
-            lam_rows, log_base.tolist(), dfac.tolist())
+    lams = (list(zip(*(v.tolist() for v in lam.values()), strict=True)) if lam
+            else [()] * size)
+    return (log_delta.tolist(), factor.tolist(), lower.tolist(), s.tolist(), lams,
+            slope.tolist(), log_base.tolist(), dfac.tolist())
 
 
 _Request = tuple[str, list[float]]  # ("cgf" | "point", tilts)
@@ -624,7 +635,7 @@ def _extrapolated(p: _Point, step: float, log_target: float) -> _Point:
     :math:`\delta_r/\delta - 1`) differ by a term of the same order, so requiring them to agree
     to 1e-10 (relative in t) bounds it; the diagnostics (l3, l4, orders) are those of ``p``."""
     return _Point(p.t + step, p.eps + p.var * step, log_target, p.factor, p.factor_lower, p.s,
-                  p.lam, p.slope, p.var, p.log_base, p.dfactor)
+                  p.lams, p.slope, p.var, p.log_base, p.dfactor)
 
 
 def _refine_root(log_target: float, p_lo: _Point,
