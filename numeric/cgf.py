@@ -227,10 +227,19 @@ def _scalar(batch: tuple[np.ndarray, np.ndarray]) -> tuple[float, np.ndarray]:
     return float(batch[0][0]), batch[1][0]
 
 
+_CLOSED_FORM: set[type] = set()  # mechanism classes whose CGF is a closed form (cheap anywhere)
+
+
+def _closed_form(comp: Composition) -> bool:
+    """True if every mechanism of ``comp`` has a closed-form CGF (new tilts cost no quadrature)."""
+    return all(type(m) in _CLOSED_FORM for m, _ in comp.terms)
+
+
 def _register_closed_form(cls: type, batch: Callable[[Any, np.ndarray, int],
                                                      tuple[np.ndarray, np.ndarray]]) -> None:
     """Register a vectorized closed-form CGF ``batch(mechanism, t, n)`` for ``cls`` as both its
     :func:`pllr_cgf` (one tilt) and its batched rule (no cache needed)."""
+    _CLOSED_FORM.add(cls)
     pllr_cgf.register(cls)(lambda m, t, n: _scalar(batch(m, np.array([float(t)]), n)))
     _cgf_batch.register(cls)(lambda m, t, n, cache: batch(m, t, n))
 

@@ -94,7 +94,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -103,6 +103,7 @@ from ._validation import as_float_array, check_delta, check_order
 from .cgf import (
     _Cache,
     _check_supported,
+    _closed_form,
     _composed_batch,
     _pllr_inf,
     _pllr_sup,
@@ -513,6 +514,7 @@ def _linspace(a: float, b: float, num: int) -> list[float]:
 
 _BRACKET_FIRST = 5  # bracket candidates 1, 3, ..., 31 in the first batch
 _BRACKET_MORE = 3
+_BRACKET_CAP = 16  # candidates placed in the first batch at most (up to 2^16 - 1 + t_0)
 
 
 def _solve_direction(comp: Composition, direction: str, log_target: float, cache: _Cache,
@@ -526,9 +528,18 @@ def _solve_direction(comp: Composition, direction: str, log_target: float, cache
     cands = [max(t0, 0.0) + 1.0]
     for _ in range(_BRACKET_FIRST - 1):
         cands.append(2.0 * cands[-1] + 1.0)
-    grids = {x: _linspace(t0, x, grid)
-             for x in _likely_brackets(_normal_root(var0, log_target), cands)}
-    pts = yield "point", [t0, *cands, *(y for ts in grids.values() for y in ts[1:-1])]
+    guess = _normal_root(var0, log_target)
+    while cands[-1] <= guess and len(cands) < _BRACKET_CAP:  # guess beyond the candidates
+        cands.append(2.0 * cands[-1] + 1.0)
+    likely = _likely_brackets(guess, cands)
+    if cands[-1] in likely:  # the scan will need the candidate after it
+        cands.append(2.0 * cands[-1] + 1.0)
+    grids = {x: _linspace(t0, x, grid) for x in likely}
+    # closed-form CGFs: a few tilts around the guess as well (they refine the grid cell that
+    # holds the root, where the grid is coarse against 1/s, at the cost of a few points)
+    near = ([guess * (1.0 + 0.1 * k) for k in range(-2, 3)]
+            if _closed_form(comp) and math.isfinite(guess) and guess > t0 else [])
+    pts = yield "point", [t0, *cands, *(y for ts in grids.values() for y in ts[1:-1]), *near]
     p0 = pts[t0].checked()
     if p0.factor > 0.0 and p0.log_delta <= log_target:
         return 0.0, p0, 0, notes
@@ -566,7 +577,12 @@ def _solve_direction(comp: Composition, direction: str, log_target: float, cache
         return 0.0, p0, 0, notes
     downs = sum(a and not b for a, b in itertools.pairwise(above))
     i = max(j for j, a in enumerate(above) if a)
-    p = yield from _refine_root(log_target, pts[ts[i]], pts[ts[i + 1]])
+    ends = [ts[i], *sorted(x for x in pts if ts[i] < x < ts[i + 1]), ts[i + 1]]
+    if len(ends) > 2:  # other tilts evaluated inside the cell narrow it (its last sign change)
+        up = [g(pts[x]) > 0.0 for x in ends]
+        j = max(k for k in range(len(ends) - 1) if up[k] and not up[k + 1])
+        ends = ends[j: j + 2]
+    p = yield from _refine_root(log_target, pts[ends[0]], pts[ends[1]])
     if not abs(p.log_delta - log_target) <= 1e-6:
         notes.append(
             f"{direction}: the saddlepoint delta jumps across the target near t={p.t:.6g} "
@@ -629,13 +645,53 @@ _AGREE = 1e-10  # when the Newton steps for log delta_r and for delta_r/delta ag
 
 
 def _extrapolated(p: _Point, step: float, log_target: float) -> _Point:
-    r"""The point one Newton step from ``p``, extrapolated to first order instead of evaluated:
-    t + step, eps = K'(t) + K''(t) step, log delta at the target. The neglected terms are
-    :math:`O(\text{step}^2)`; the two Newton steps (for :math:`\log\delta_r` and for
-    :math:`\delta_r/\delta - 1`) differ by a term of the same order, so requiring them to agree
-    to 1e-10 (relative in t) bounds it; the diagnostics (l3, l4, orders) are those of ``p``."""
-    return _Point(p.t + step, p.eps + p.var * step, log_target, p.factor, p.factor_lower, p.s,
+    r"""The root one small step from ``p``, extrapolated instead of evaluated: t + step,
+    :math:`\varepsilon = K'(t) + K''(t)\,\text{step} + K'''(t)\,\text{step}^2/2`
+    (K''' = l_3 s^3; the K'' term alone at order 0), log delta at the target. The step comes
+    from :func:`_refine_root` only when two independent estimates of it agree to 1e-10
+    (relative in t); the diagnostics (l3, l4, orders) are those of ``p``."""
+    eps = p.eps + p.var * step
+    if p.lams:
+        eps += 0.5 * p.lams[0] * p.s ** 3 * step * step
+    return _Point(p.t + step, eps, log_target, p.factor, p.factor_lower, p.s,
                   p.lams, p.slope, p.var, p.log_base, p.dfactor)
+
+
+def _inverse_hermite_root(p: _Point, known: Iterable[_Point], log_target: float) -> float:
+    r"""Root of g = log delta_r - log delta near ``p`` from the inverse function t(g), or nan.
+
+    t(g) is interpolated by the cubic Hermite polynomial through (g, t, dt/dg = 1/g') at ``p``
+    and at its nearest evaluated neighbour on the left, and again with the neighbour on the
+    right. Both are exact to first order at p (their leading term is the Newton step) and
+    estimate the curvature independently, so their values at g = 0 are used (the left one)
+    only if they agree to 1e-10 (relative in t). Needs g decreasing through the three points,
+    with negative slopes.
+    """
+    gp = p.log_delta - log_target
+    if not (math.isfinite(gp) and p.slope < 0.0):
+        return math.nan
+    left = right = None
+    for q in known:
+        if not (q.slope < 0.0 and math.isfinite(q.log_delta)):
+            continue
+        if q.t < p.t and (left is None or q.t > left.t):
+            left = q
+        elif q.t > p.t and (right is None or q.t < right.t):
+            right = q
+    if left is None or right is None:
+        return math.nan
+    gl, gr = left.log_delta - log_target, right.log_delta - log_target
+    if not (gl > gp > gr):
+        return math.nan
+    xs = []
+    for q, gq in ((left, gl), (right, gr)):
+        h = gq - gp
+        u = -gp / h  # where g = 0 lies on [p, q], in the g variable
+        xs.append(p.t + h / p.slope * (u * (1.0 - u) * (1.0 - u))
+                  + (q.t - p.t) * (u * u * (3.0 - 2.0 * u)) + h / q.slope * (u * u * (u - 1.0)))
+    if abs(xs[0] - xs[1]) <= _AGREE * max(1.0, abs(p.t)):
+        return xs[0]
+    return math.nan
 
 
 def _refine_root(log_target: float, p_lo: _Point,
@@ -657,15 +713,20 @@ def _refine_root(log_target: float, p_lo: _Point,
     if not (p_hi.log_delta - log_target < 0.0):  # the grid end is exactly at the target
         return p_hi
     g_lo = p_lo.log_delta - log_target
-    t = math.nan
-    if p_lo.slope < 0.0 and 0.1 <= p_hi.slope / p_lo.slope <= 10.0:
+    cands = []
+    if p_lo.slope <= 0.0 and p_hi.slope < 0.0:
         t = _hermite_start(lo, hi, g_lo, p_hi.log_delta - log_target, p_lo.slope, p_hi.slope)
-    if not (lo < t < hi):
+        if lo < t < hi:
+            cands.append(t)
+    if not (p_lo.slope < 0.0 and 0.1 <= p_hi.slope / p_lo.slope <= 10.0):
+        # slopes unlike (a strongly curved cell): the cubic's root is a guess only, so the
+        # delta_r Newton step from the lower end is evaluated with it
         t = lo + _delta_step(p_lo, log_target)
-    if not (lo < t < hi):
-        t = 0.5 * (lo + hi)
+        if lo < t < hi:
+            cands.append(t)
+    if not cands:
+        cands.append(0.5 * (lo + hi))
     known = {lo: p_lo, hi: p_hi}
-    cands = [t]
     widths = [hi - lo]
     for _ in range(100):
         new = [x for x in cands if x not in known]
@@ -697,10 +758,13 @@ def _refine_root(log_target: float, p_lo: _Point,
                 steps.reverse()
         if math.isfinite(gt) and abs(steps[0]) <= 1e-11 * max(1.0, abs(p.t)):
             return p  # at the rounding noise of log delta
-        if (len(steps) == 2 and lo < p.t + steps[0] < hi
-                and abs(steps[0]) <= _EXTRAPOLATE * max(1.0, abs(p.t))
-                and abs(steps[0] - steps[1]) <= _AGREE * max(1.0, abs(p.t))):
-            return _extrapolated(p, steps[0], log_target)
+        if len(steps) == 2 and abs(steps[0]) <= _EXTRAPOLATE * max(1.0, abs(p.t)):
+            if (lo < p.t + steps[0] < hi
+                    and abs(steps[0] - steps[1]) <= _AGREE * max(1.0, abs(p.t))):
+                return _extrapolated(p, steps[0], log_target)
+            x = _inverse_hermite_root(p, known.values(), log_target)
+            if lo < x < hi:
+                return _extrapolated(p, x - p.t, log_target)
         cands = []
         for step in steps:
             x = p.t + step
