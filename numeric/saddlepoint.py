@@ -514,7 +514,8 @@ def _linspace(a: float, b: float, num: int) -> list[float]:
 
 _BRACKET_FIRST = 5  # bracket candidates 1, 3, ..., 31 in the first batch
 _BRACKET_MORE = 3
-_BRACKET_CAP = 16  # candidates placed in the first batch at most (up to 2^16 - 1 + t_0)
+_GUESS_MAX = 63.0  # normal guesses beyond this place no grids (the few-sampled-steps regime,
+# where the guess can be off by a factor 50 and large tilts need long quadrature rules)
 
 
 def _solve_direction(comp: Composition, direction: str, log_target: float, cache: _Cache,
@@ -529,7 +530,9 @@ def _solve_direction(comp: Composition, direction: str, log_target: float, cache
     for _ in range(_BRACKET_FIRST - 1):
         cands.append(2.0 * cands[-1] + 1.0)
     guess = _normal_root(var0, log_target)
-    while cands[-1] <= guess and len(cands) < _BRACKET_CAP:  # guess beyond the candidates
+    if not guess <= _GUESS_MAX:  # far out, the normal guess is poor and the tilts dear
+        guess = math.nan
+    while cands[-1] <= guess:  # the guess beyond the first candidates
         cands.append(2.0 * cands[-1] + 1.0)
     likely = _likely_brackets(guess, cands)
     if cands[-1] in likely:  # the scan will need the candidate after it
