@@ -177,9 +177,9 @@ def _tilted_cumulants(values: np.ndarray, logw: np.ndarray, n: int) -> tuple[np.
                                                                                 np.ndarray]:
     """log of the total weight and cumulants 1..n of the discrete laws ``values`` ~ e^logw[i]
     (``values`` shared by the rows or one row each)."""
-    top = np.max(logw, axis=1)
+    top = logw.max(axis=1)
     w = np.exp(logw - top[:, None])
-    total = np.sum(w, axis=1)
+    total = w.sum(axis=1)
     w /= total[:, None]
     return top + np.log(total), _cumulants_from_weights(values, w, n)
 
@@ -326,7 +326,7 @@ def _laplace_batch(mu: float, t: np.ndarray, n: int) -> tuple[np.ndarray, np.nda
         g = np.where(a > 0.0, -np.expm1(-2.0 * a) / (2.0 * np.abs(c)), mu)
     k0 = -0.5 * mu + a - math.log(2.0) + np.log1p(np.exp(-2.0 * a) + g)
     far = a > 40.0
-    panels = 40 if far.any() else max(1, math.ceil(float(np.max(a))))
+    panels = 40 if far.any() else max(1, math.ceil(float(a.max())))
     width = np.where(far, 40.0 / np.maximum(np.abs(c), 1e-300), 2.0 * mu)
     lo = np.where(far & (c > 0.0), mu - width, -mu)
     x_ref, w_ref = _unit_rule(panels)
@@ -417,6 +417,43 @@ class _SGRule:
         return k0, der
 
 
+def _sg_one(L: np.ndarray, logbase: np.ndarray, wphi: np.ndarray, s: float, small: bool,
+            n: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_sg_group` for one tilt exponent ``s`` (1-D arrays: fewer numpy calls)."""
+    sl = s * L
+    if small:
+        e = np.expm1(sl)
+        k0 = math.log1p(float(e @ wphi))
+        e += 1.0
+        e *= wphi
+        w = e
+    else:
+        sl += logbase
+        top = float(sl.max())
+        sl -= top
+        w = np.exp(np.maximum(sl, _LOG_TINY, out=sl))
+        k0 = top + math.log(float(w.sum()))
+    w /= w.sum()
+    mean = float(w @ L)
+    out = np.empty((1, n))
+    out[0, 0] = mean
+    if n > 1:
+        dev = L - mean
+        wd = w * dev
+        mu = [0.0, 0.0]  # mu[k] = central moment k (k >= 2)
+        for _ in range(2, n + 1):
+            wd *= dev
+            mu.append(float(wd.sum()))
+        kap = [0.0, mean, *mu[2:4]]  # kappa_1..3 = mean, mu_2, mu_3
+        for k in range(4, n + 1):
+            acc = mu[k]
+            for j in range(2, k - 1):
+                acc -= _COMB[k - 1][j - 1] * kap[j] * mu[k - j]
+            kap.append(acc)
+        out[0, 1:] = kap[2: n + 1]
+    return np.array([k0]), out
+
+
 def _sg_group(nodes: tuple, s: np.ndarray, panels: int, n: int) -> tuple[np.ndarray,
                                                                          np.ndarray]:
     """K and K^{(1..n)} for tilt exponents ``s`` on the first ``panels`` panels of a rule."""
@@ -427,12 +464,14 @@ def _sg_group(nodes: tuple, s: np.ndarray, panels: int, n: int) -> tuple[np.ndar
     if size > _SG_TRIM:  # long rules (large tilts): drop the panels that cannot contribute
         mid = slice(_SG_NODES // 2, size, _SG_NODES)  # one node per panel
         lw = np.multiply.outer(s, L[mid]) + logbase[mid]
-        keep = (lw > (np.max(lw, axis=1) - 100.0)[:, None]).any(axis=0) | (logbase[mid] > -100.0)
+        keep = (lw > (lw.max(axis=1) - 100.0)[:, None]).any(axis=0) | (logbase[mid] > -100.0)
         keep[1:] |= keep[:-1]  # and their neighbours
         keep[:-1] |= keep[1:]
         if not keep.all():
             idx = (np.flatnonzero(keep)[:, None] * _SG_NODES + np.arange(_SG_NODES)).ravel()
             L, logbase, wphi = L[idx], logbase[idx], wphi[idx]
+    if s.size == 1:
+        return _sg_one(L, logbase, wphi, float(s[0]), small[0], n)
     sl = np.multiply.outer(s, L)
     if all(small):  # keep the relative precision of small K: log1p(E[expm1(sL)])
         e = np.expm1(sl)
@@ -442,13 +481,13 @@ def _sg_group(nodes: tuple, s: np.ndarray, panels: int, n: int) -> tuple[np.ndar
         idx = [i for i, x in enumerate(small) if x]
         e = np.expm1(sl[idx]) if idx else None
         sl += logbase
-        top = np.max(sl, axis=1)
+        top = sl.max(axis=1)
         sl -= top[:, None]
         w = np.exp(np.maximum(sl, _LOG_TINY, out=sl))
-        k0 = top + np.log(np.sum(w, axis=1))
+        k0 = top + np.log(w.sum(axis=1))
         if idx:
             k0[idx] = np.log1p(e @ wphi)
-    w /= np.sum(w, axis=1)[:, None]
+    w /= w.sum(axis=1)[:, None]
     return k0, _cumulants_from_weights(L, w, n)
 
 

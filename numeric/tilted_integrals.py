@@ -169,13 +169,32 @@ def _d_direct(a1: np.ndarray, s: np.ndarray, ls: np.ndarray,
     The scaled integrand e^{-a1 y - y^2/2 - log_scale} is at most e^{-(y - c)^2/2} with
     c = max(0, -a1): the rule covers c - 14 .. c + 14 (the rest is below e^{-98})."""
     peak = np.maximum(0.0, -a1)
-    y, w = _direct_rule(max(0, math.floor(float(np.min(peak)) - 14.0)),
-                        math.ceil(float(np.max(peak)) + 14.0))
-    expo = np.multiply.outer(-a1, y) - 0.5 * y * y - ls[:, None]
-    base = w * np.exp(expo) * _PHI0
+    y, half_y2, w_phi, h_t, hs_t = _direct_tables(max(0, math.floor(float(peak.min()) - 14.0)),
+                                                  math.ceil(float(peak.max()) + 14.0), kmax)
+    expo = np.multiply.outer(-a1, y)
+    expo -= half_y2
+    expo -= ls[:, None]
+    base = np.exp(expo, out=expo)
+    base *= w_phi
     em = np.expm1(np.multiply.outer(-s, y))
+    d = (em * base) @ h_t
+    em += 1.0
+    em *= y
+    em *= base
+    return np.negative(d, out=d), em @ hs_t
+
+
+@functools.lru_cache(maxsize=64)
+def _direct_tables(lo: int, hi: int, kmax: int) -> tuple[np.ndarray, ...]:
+    """Per :func:`_direct_rule`: nodes y, y^2/2, weights * phi(0), He_k(y) (k <= kmax + 1) and
+    He_k(y) (k <= kmax), transposed (read-only; shared by the batches)."""
+    y, w = _direct_rule(lo, hi)
     h = _hermite_stack(kmax + 1, y)
-    return (-em * base) @ h.T, ((1.0 + em) * y * base) @ h[: kmax + 1].T
+    out = (y, 0.5 * y * y, w * _PHI0, np.ascontiguousarray(h.T),
+           np.ascontiguousarray(h[: kmax + 1].T))
+    for a in out:
+        a.setflags(write=False)
+    return out
 
 
 def _d_batch(a1: np.ndarray, s: np.ndarray, kmax: int) -> tuple[np.ndarray, np.ndarray,
@@ -200,6 +219,8 @@ def _d_batch(a1: np.ndarray, s: np.ndarray, kmax: int) -> tuple[np.ndarray, np.n
     split = lag & (s > 4.0 * a1)
     if lag.all() and not split.any():  # the usual case: one Gauss-Laguerre pass
         return (ls, *_d_laguerre(a1, s, kmax))
+    if not lag.any() and not (s >= _S_SMALL).any():  # small s only: one direct pass
+        return (ls, *_d_direct(a1, s, ls, kmax))
     rows = a1.size
     D = np.empty((rows, top + 1))
     Ds = np.empty((rows, top))
