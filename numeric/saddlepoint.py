@@ -514,6 +514,7 @@ def _linspace(a: float, b: float, num: int) -> list[float]:
 
 _BRACKET_FIRST = 5  # bracket candidates 1, 3, ..., 31 in the first batch
 _BRACKET_MORE = 3
+_BRACKET_CAP = 16  # candidates in the first batch at most
 _GUESS_MAX = 63.0  # normal guesses beyond this place no grids (the few-sampled-steps regime,
 # where the guess can be off by a factor 50 and large tilts need long quadrature rules)
 
@@ -530,10 +531,10 @@ def _solve_direction(comp: Composition, direction: str, log_target: float, cache
     for _ in range(_BRACKET_FIRST - 1):
         cands.append(2.0 * cands[-1] + 1.0)
     guess = _normal_root(var0, log_target)
-    if not guess <= _GUESS_MAX:  # far out, the normal guess is poor and the tilts dear
-        guess = math.nan
-    while cands[-1] <= guess:  # the guess beyond the first candidates
+    while cands[-1] <= guess and len(cands) < _BRACKET_CAP:  # candidates up to the guess
         cands.append(2.0 * cands[-1] + 1.0)
+    if not guess <= _GUESS_MAX:  # far out, the normal guess is poor and grids there are dear
+        guess = math.nan
     likely = _likely_brackets(guess, cands)
     if cands[-1] in likely:  # the scan will need the candidate after it
         cands.append(2.0 * cands[-1] + 1.0)
