@@ -222,39 +222,45 @@ def _d_batch(a1: np.ndarray, s: np.ndarray, kmax: int) -> tuple[np.ndarray, np.n
     if not lag.any() and not (s >= _S_SMALL).any():  # small s only: one direct pass
         return (ls, *_d_direct(a1, s, ls, kmax))
     rows = a1.size
-    D = np.empty((rows, top + 1))
-    Ds = np.empty((rows, top))
     rec = ~lag & (s >= _S_SMALL)
     a2 = a1 + s
     far = rec & (a2 >= _A_LAG)
-    inside, i_split = np.flatnonzero(lag & ~split), np.flatnonzero(split)
-    i_far, i_near = np.flatnonzero(split | far), np.flatnonzero(rec & ~far)
-    i_rec, i_diff = np.flatnonzero(rec), np.flatnonzero(split | rec)
-    n_in, n_sp = inside.size, i_split.size
-    j1 = np.empty((rows, top + 1))  # J(a1), J(a2) of the rows taken as a difference
-    j2 = np.empty((rows, top + 1))
-    if n_in + n_sp + i_far.size:  # Gauss-Laguerre: D at (a1, s); J at (a1, inf), (a2, inf)
-        dl, dsl = _d_laguerre(np.concatenate([a1[inside], a1[i_split], a2[i_far]]),
-                              np.concatenate([s[inside], np.full(n_sp + i_far.size,
-                                                                 math.inf)]), kmax)
-        D[inside], Ds[inside] = dl[:n_in], dsl[:n_in]
-        j1[i_split] = dl[n_in: n_in + n_sp]
-        j2[i_far] = dl[n_in + n_sp:] * np.exp(-ls[i_far])[:, None]
-    if i_rec.size:  # the recursion: J(a1) of the recursion rows, J(a2) of the near ones
-        jr = _j_recursion(np.concatenate([a1[i_rec], a2[i_near]]), top,
-                          np.concatenate([ls[i_rec], ls[i_near]]))
-        j1[i_rec] = jr[: i_rec.size]
-        j2[i_near] = jr[i_rec.size:]
-    if i_diff.size:
-        b = j2[i_diff]
-        D[i_diff] = j1[i_diff] - b
-        ds = b[:, 1:]  # J_{k+1} + k J_{k-1}, k = 0..kmax
-        ds[:, 1:] += _KRANGE[1:top] * b[:, : top - 1]
-        Ds[i_diff] = ds
-    direct = np.flatnonzero(~lag & ~rec)
-    if direct.size:
-        D[direct], Ds[direct] = _d_direct(a1[direct], s[direct], ls[direct], kmax)
-    return ls, D, Ds
+    # rows by kind, contiguous: 0 Laguerre difference, 1 split, 2 recursion with J(a2) by
+    # Laguerre, 3 recursion at both ends, 4 direct (numpy only on slices from here on)
+    kind = np.where(lag, split.astype(np.intp), np.where(rec, 3 - far, 4))
+    order = np.argsort(kind, kind="stable")
+    n_in, n_sp, n_far, n_near, _ = np.bincount(kind, minlength=5).tolist()
+    b_sp, b_far = n_in + n_sp, n_in + n_sp + n_far
+    b_near = b_far + n_near
+    a1p, sp_, lsp, a2p = a1[order], s[order], ls[order], a2[order]
+    D = np.empty((rows, top + 1))
+    Ds = np.empty((rows, top))
+    j2 = np.empty((b_near - n_in, top + 1))  # J(a2) of the difference rows (split, recursion)
+    j1 = np.empty((b_near - n_in, top + 1))  # J(a1) of the same rows
+    if b_far:  # Gauss-Laguerre: D at (a1, s); J at (a1, inf) and (a2, inf)
+        dl, dsl = _d_laguerre(np.concatenate([a1p[:b_sp], a2p[n_in:b_far]]),
+                              np.concatenate([sp_[:n_in], np.full(b_far - n_in + n_sp,
+                                                                  math.inf)]), kmax)
+        D[:n_in], Ds[:n_in] = dl[:n_in], dsl[:n_in]
+        j1[:n_sp] = dl[n_in:b_sp]
+        j2[:n_sp + n_far] = dl[b_sp:]
+        if n_far:
+            j2[n_sp:n_sp + n_far] *= np.exp(-lsp[b_sp:b_far])[:, None]
+    if n_far + n_near:  # the recursion: J(a1) of the recursion rows, J(a2) of the near ones
+        jr = _j_recursion(np.concatenate([a1p[b_sp:b_near], a2p[b_far:b_near]]), top,
+                          np.concatenate([lsp[b_sp:b_near], lsp[b_far:b_near]]))
+        j1[n_sp:] = jr[: n_far + n_near]
+        j2[n_sp + n_far:] = jr[n_far + n_near:]
+    if b_near > n_in:
+        D[n_in:b_near] = j1 - j2
+        ds = Ds[n_in:b_near]  # J_{k+1} + k J_{k-1} at a2, k = 0..kmax
+        ds[:] = j2[:, 1:]
+        ds[:, 1:] += _KRANGE[1:top] * j2[:, : top - 1]
+    if b_near < rows:
+        D[b_near:], Ds[b_near:] = _d_direct(a1p[b_near:], sp_[b_near:], lsp[b_near:], kmax)
+    out_d, out_ds = np.empty_like(D), np.empty_like(Ds)
+    out_d[order], out_ds[order] = D, Ds
+    return ls, out_d, out_ds
 
 
 def _d_integrals(a1: float, s: float, kmax: int) -> tuple[float, np.ndarray]:
