@@ -126,6 +126,7 @@ L4_MAX = 0.1
 ORDER_DISAGREEMENT_MAX = 1e-3
 FEW_SAMPLED_STEPS = 10.0  # sum(rate * m) below this: the "one big step" regime
 _SLOPE_STEP = 1e-6  # central-difference step (in t) of the series coefficients c_k(l(t))
+_POINT_MEMO_MAX = 2048  # points kept per composition and order (emptied when full)
 _MAX_ROUNDS = 2000  # batches per query; every search below is bounded far below this
 
 
@@ -351,10 +352,15 @@ def _drive(comp: Composition, order: int, tasks: list[tuple[bool, Generator]],
 
     Each generator yields ``(kind, tilts)`` and is sent a dict tilt -> value: for "cgf" the row
     [K', K'', K] of the composed CGF, for "point" a :class:`_Point`. All requests of a round are
-    evaluated as one batch per kind (shared tilts once). Returns the generators' return values
-    and the number of tilts each one caused to be evaluated.
+    evaluated as one batch per kind (shared tilts once). Points are kept in ``cache`` per
+    composition (with its counts) and order, so a later query on the same composition (another
+    delta) finds the grid and bracket points it shares. Returns the generators' return values
+    and the number of tilts each one caused to be evaluated (not found in the cache).
     """
-    memo: dict[str, dict[tuple[bool, float], object]] = {"cgf": {}, "point": {}}
+    points = cache.get(("points", comp.terms, order), dict)  # exact points of earlier queries
+    if len(points) > _POINT_MEMO_MAX:
+        points.clear()
+    memo: dict[str, dict[tuple[bool, float], object]] = {"cgf": {}, "point": points}
     results: list = [None] * len(tasks)
     evals = [0] * len(tasks)
     requests: dict[int, _Request] = {}

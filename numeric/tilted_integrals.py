@@ -46,7 +46,7 @@ _A_LAG = 3.0  # Gauss-Laguerre for a >= this, recursion below
 _S_SMALL = 0.25  # below this (and a1 < _A_LAG) D_k is integrated directly
 _PHI0 = 1.0 / math.sqrt(2.0 * math.pi)
 _SQRT_HALF = math.sqrt(0.5)
-_LAG_U, _LAG_W = np.polynomial.laguerre.laggauss(80)
+_LAG_U, _LAG_W = np.polynomial.laguerre.laggauss(48)
 _KRANGE = np.arange(64.0)
 
 
