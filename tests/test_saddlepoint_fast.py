@@ -107,13 +107,31 @@ def test_warm_queries_for_other_m_and_delta_reuse_the_mechanism_entry():
     rule = cgf._CACHE.get(("sg-rule", mech))
     memo = cgf._CACHE.get(("cgf", mech))
     assert rule is not None and memo
-    size = len(cgf._CACHE)
+
+    def per_mechanism() -> int:  # entries that do not depend on m (points are per composition)
+        return sum(1 for key in cgf._CACHE._data if key[0] != "points")
+
+    size = per_mechanism()
     for m, delta in [(20_000, 1e-5), (10_000, 1e-6), (3_000, 2e-5)]:
         warm = saddlepoint_epsilon(compose([(mech, m)]), delta)
         fresh = saddlepoint_epsilon(compose([(mech, m)]), delta, cache=False)
         assert _rel(warm.epsilon, fresh.epsilon) < 1e-9
     assert cgf._CACHE.get(("sg-rule", mech)) is rule  # built once, reused for every m
-    assert len(cgf._CACHE) == size  # the eps = 0 tilt is keyed by count proportions, not m
+    assert per_mechanism() == size  # the eps = 0 tilt is keyed by count proportions, not m
+    points = [key for key in cgf._CACHE._data if key[0] == "points"]
+    assert len(points) == 3  # m = 10_000, 20_000, 3_000 at order 2
+
+
+def test_same_composition_reuses_its_points():
+    comp = compose([(PSG(1.0, 0.01), 10_000)])
+    clear_cgf_cache()
+    first = saddlepoint_epsilon(comp, 1e-5)
+    again = saddlepoint_epsilon(comp, 2e-5)
+    assert again.details["saddlepoint"]["P||Q"]["evals"] < first.details["saddlepoint"]["P||Q"][
+        "evals"]
+    fresh = saddlepoint_epsilon(comp, 2e-5, cache=False)
+    for direction, eps in fresh.per_direction.items():
+        assert _rel(again.per_direction[direction], eps) < 1e-12
 
 
 def test_cache_is_keyed_by_mechanism_parameters():
