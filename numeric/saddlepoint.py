@@ -540,7 +540,9 @@ def _solve_direction(comp: Composition, direction: str, log_target: float, cache
     guess = _normal_root(var0, log_target)
     while cands[-1] <= guess and len(cands) < _BRACKET_CAP:  # candidates up to the guess
         cands.append(2.0 * cands[-1] + 1.0)
-    if not guess <= _GUESS_MAX:  # far out, the normal guess is poor and grids there are dear
+    if not guess <= _GUESS_MAX or _sampled_steps(comp) < FEW_SAMPLED_STEPS:
+        # far out, or in the one-big-step regime, the normal guess is poor (off by up to a
+        # factor 50) and guessed grids would mostly be wasted (dear on a cold query)
         guess = math.nan
     likely = _likely_brackets(guess, cands)
     if cands[-1] in likely:  # the scan will need the candidate after it
@@ -806,12 +808,17 @@ def _diagnostics(p: _Point, direction: str) -> list[str]:
     return warns
 
 
+def _sampled_steps(comp: Composition) -> float:
+    """sum(rate * m) for compositions of Poisson-subsampled Gaussians (rate < 1), else inf."""
+    if not all(isinstance(m, PoissonSubsampledGaussian) and m.rate < 1.0 for m, _ in comp.terms):
+        return math.inf
+    return math.fsum(m.rate * c for m, c in comp.terms)
+
+
 def _regime(comp: Composition, direction: str) -> list[str]:
     """The "one big step" diagnostic: only Poisson-subsampled Gaussian terms (rate < 1), and
     few sampled steps in expectation."""
-    if not all(isinstance(m, PoissonSubsampledGaussian) and m.rate < 1.0 for m, _ in comp.terms):
-        return []
-    sampled = math.fsum(m.rate * c for m, c in comp.terms)
+    sampled = _sampled_steps(comp)
     if sampled >= FEW_SAMPLED_STEPS:
         return []
     return [f"{direction}: few sampled steps (sum of rate * m = {sampled:.3g} < "
