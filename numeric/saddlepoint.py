@@ -545,8 +545,10 @@ def _solve_direction(comp: Composition, direction: str, log_target: float, cache
         # factor 50) and guessed grids would mostly be wasted (dear on a cold query)
         guess = math.nan
     likely = _likely_brackets(guess, cands)
-    if cands[-1] in likely:  # the scan will need the candidate after it
-        cands.append(2.0 * cands[-1] + 1.0)
+    if likely:  # the scan needs the candidates up to the one after the last likely bracket
+        if cands[-1] in likely:
+            cands.append(2.0 * cands[-1] + 1.0)
+        del cands[cands.index(max(likely)) + 2:]
     grids = {x: _linspace(t0, x, grid) for x in likely}
     # closed-form CGFs: a few tilts around the guess as well (they refine the grid cell that
     # holds the root, where the grid is coarse against 1/s, at the cost of a few points)
