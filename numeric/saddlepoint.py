@@ -40,8 +40,10 @@ eps(delta): t parametrizes eps = K'(t) monotonically, so eps(delta) is a 1-D roo
 (K'(t_0) = 0, in [-1, 0]); a bracket t_hi from the sequence 1, 3, 7, ..., 2 t_hi + 1 (the first
 t_hi with g(t_hi) < 0 and g(2 t_hi + 1) < 0); a 10-point grid scan on [t_0, t_hi] that counts
 the down-crossings (more than one root is flagged; the largest is reported); and a safeguarded
-Newton refinement on the last sign change, started from the cubic Hermite interpolant of the
-two grid ends and using the analytic slope
+Newton refinement on the last sign change (narrowed by any other tilts evaluated inside that
+grid cell), started from the root of the cubic Hermite interpolant of g on the cell (with,
+where the two slopes differ by more than a factor 10, the delta Newton step from the lower end
+as a second start) and using the analytic slope
 
 .. math::
 
@@ -57,7 +59,12 @@ map along l'. The slope only steers the iteration: each Newton batch evaluates t
 g and the step for :math:`\psi = \delta_r/\delta - 1` (which stays smooth where the factor
 F approaches or crosses 0 and log delta_r does not), plus the bisection point when the bracket
 stops halving; the bracket keeps its largest sign change. The root is where g itself vanishes
-(|g| <= 1e-13, or a Newton step below 1e-11 relative). Both pair orders are accounted for (for
+(|g| <= 1e-13, or a Newton step below 1e-11 relative), or -- without evaluating it -- one small
+step (below 1e-4 relative in t) from the best point when two independent estimates of that step
+agree to 1e-10 relative in t: the two Newton steps, or the values at g = 0 of the inverse cubic
+Hermite interpolants t(g) through the best point and its nearest evaluated neighbour on either
+side (:func:`_inverse_hermite_root`); eps there is :math:`K' + K''\,\Delta t + K'''\,\Delta
+t^2/2` at the best point. Both pair orders are accounted for (for
 the swapped pair, K_S(t) = K(-1-t)); the max is reported with its direction. Delta parts of
 ApproxDP terms enter exactly through GDP Eq. 13, delta = d + (1 - d) delta_pure.
 
@@ -65,18 +72,27 @@ Evaluation: every stage evaluates a *batch* of tilts at once, vectorized over t 
 quadrature, the integrals D_k and the series coefficients; batches of a few tilts do the
 per-tilt arithmetic in Python floats, where numpy's per-call overhead would dominate), and the
 two pair orders (and, in :func:`saddlepoint_delta`, all eps values) are solved in lockstep, so
-one batch serves every search that is still running. The first batch also evaluates the grids
-of the one or two bracket ends t_hi that a normal approximation makes likely (the root of
-:math:`-v t^2/2 - \log(\sqrt{2\pi v}\,t(t+1)) = \log\delta`, v = K''(t_0)); when the bracket
-scan confirms one of them the grid batch is saved. A well-behaved query then takes three
-batches (bracket and grid, two Newton steps), whatever m is; the bracket and grid are exactly
-those described above, whether or not they were guessed.
+one batch serves every search that is still running. The first batch holds the bracket
+candidates up to the root guessed by a normal approximation (the root of
+:math:`-v t^2/2 - \log(\sqrt{2\pi v}\,t(t+1)) = \log\delta`, v = K''(t_0); where it was
+checked, outside the one-big-step regime, the guess was within -7% .. +11% of the root) and
+the grids of the one or two bracket ends t_hi it makes likely; when the bracket scan confirms
+one of them the grid batch is saved. No grids are guessed beyond t = 63 or in the one-big-step
+regime (sum(rate * m) < 10 for subsampled Gaussians), where the guess can be off by a factor
+50. For closed-form CGFs (new tilts cost no quadrature) five tilts at 0.8 .. 1.2 times the
+guess join the first batch: they narrow the grid cell of the root where the grid is coarse
+against 1/s (large m). A well-behaved query then takes two batches (bracket and grid, one
+refinement step), whatever m is; the bracket, grid and root are exactly those described above,
+whether or not they were guessed.
 
 Caching: data that depends on neither m nor delta (quadrature rules, the CGF rows at every tilt
 evaluated, and the eps = 0 tilt t_0 with K''(t_0) of each pair order, keyed by the mechanisms
 and their count *proportions* since K_S/m does not depend on m) is kept in the per-mechanism
-cache of :mod:`numeric.cgf`. It holds exact values, not interpolants, so cached and uncached
-results agree to rounding; ``cache=False`` bypasses it and :func:`clear_cgf_cache` empties it.
+cache of :mod:`numeric.cgf`, and the points evaluated for a composition (keyed by its terms
+with their counts, and the order) in the same cache, so a query for another delta on the same
+composition reuses its grid and bracket points. It holds exact values, not interpolants, so
+cached and uncached results agree to rounding; ``cache=False`` bypasses it and
+:func:`clear_cgf_cache` empties it.
 
 Diagnostics (always computed; warnings and ``details``): |l_3| > 0.2 or |l_4| > 0.1 at the
 saddlepoint, relative disagreement above 1e-3 between orders r and r - 1, more than one root,
