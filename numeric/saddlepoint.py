@@ -677,13 +677,16 @@ _AGREE = 1e-10  # when the Newton steps for log delta_r and for delta_r/delta ag
 
 def _extrapolated(p: _Point, step: float, log_target: float) -> _Point:
     r"""The root one small step from ``p``, extrapolated instead of evaluated: t + step,
-    :math:`\varepsilon = K'(t) + K''(t)\,\text{step} + K'''(t)\,\text{step}^2/2`
-    (K''' = l_3 s^3; the K'' term alone at order 0), log delta at the target. The step comes
-    from :func:`_refine_root` only when two independent estimates of it agree to 1e-10
-    (relative in t); the diagnostics (l3, l4, orders) are those of ``p``."""
+    :math:`\varepsilon = K'(t) + K''(t)\,h + K'''(t)\,h^2/2 + K''''(t)\,h^3/6` (h = step,
+    :math:`K^{(j)} = l_j s^j`, as far as the order's cumulants go: K'' alone at order 0), log
+    delta at the target. The step comes from :func:`_refine_root` only when two independent
+    estimates of it agree to 1e-10 (relative in t); the diagnostics (l3, l4, orders) are those
+    of ``p``."""
     eps = p.eps + p.var * step
-    if p.lams:
-        eps += 0.5 * p.lams[0] * p.s ** 3 * step * step
+    term = step
+    for j, lam in enumerate(p.lams[:2], start=3):
+        term *= step / (j - 1)
+        eps += lam * p.s ** j * term
     return _Point(p.t + step, eps, log_target, p.factor, p.factor_lower, p.s,
                   p.lams, p.slope, p.var, p.log_base, p.dfactor)
 

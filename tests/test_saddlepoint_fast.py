@@ -356,15 +356,19 @@ def test_degenerate_lattice_tilts_raise_value_error(mech):
         saddlepoint_epsilon(compose([(mech, 10)]), 1e-8, order=4)
 
 
-@pytest.mark.parametrize(("sigma", "rate", "m", "delta"), [
-    (1.0, 0.01, 100_000, 1e-5), (0.8, 0.01, 1_000_000, 1e-10), (2.0, 0.001, 10_000, 1e-5),
-    (1.0, 0.01, 1000, 1e-5),
+@pytest.mark.parametrize(("mech", "m", "delta"), [
+    (PSG(1.0, 0.01), 100_000, 1e-5), (PSG(0.8, 0.01), 1_000_000, 1e-10),
+    (PSG(2.0, 0.001), 10_000, 1e-5), (PSG(1.0, 0.01), 1000, 1e-5),
+    (PSG(0.8, 0.01), 1_000_000, 1e-5),  # accepted through the inverse Hermite estimates
+    (PSG(1.0, 0.001), 100_000, 1e-5), (Laplace(1.0), 10_000, 1e-5),
+    (Laplace(1 / 0.3), 1000, 1e-8),
 ])
-def test_first_order_extrapolated_root_agrees_with_the_evaluated_one(monkeypatch, sigma, rate,
-                                                                      m, delta):
-    """The final Newton step is extrapolated only when the two Newton variants agree to 1e-10:
-    the result moves by far less than 1e-9 relative against evaluating every step."""
-    comp = compose([(PoissonSubsampledGaussian(sigma, rate), m)])
+def test_first_order_extrapolated_root_agrees_with_the_evaluated_one(monkeypatch, mech, m,
+                                                                      delta):
+    """The last step is extrapolated only when two independent estimates of it agree to 1e-10
+    (the two Newton steps, or the left and right inverse Hermite roots): the result moves by far
+    less than 1e-9 relative against evaluating every step."""
+    comp = compose([(mech, m)])
     sp.clear_cgf_cache()
     fast = sp.saddlepoint_epsilon(comp, delta).per_direction
     monkeypatch.setattr(sp, "_EXTRAPOLATE", 0.0)
@@ -372,3 +376,79 @@ def test_first_order_extrapolated_root_agrees_with_the_evaluated_one(monkeypatch
     full = sp.saddlepoint_epsilon(comp, delta).per_direction
     for d in full:
         assert fast[d] == pytest.approx(full[d], rel=1e-9)
+
+
+# -- the refinement's building blocks ---------------------------------------------------------
+
+
+def _point(t: float, g: float, slope: float) -> sp._Point:
+    """A point with log delta_r = g (log target 0) and the given slope (the rest is unused)."""
+    return sp._Point(t, t, g, 1.0, math.nan, 1.0, (), slope, 1.0, g, 0.0)
+
+
+def _parabola(t: float) -> sp._Point:
+    return _point(t, 2.0 - t * t, -2.0 * t)  # g(t) = 2 - t^2, root sqrt(2)
+
+
+def test_inverse_hermite_root_of_a_smooth_decreasing_function():
+    p = _parabola(math.sqrt(2.0) + 1e-5)
+    x = sp._inverse_hermite_root(p, [_parabola(1.2), p, _parabola(1.6)], 0.0)
+    assert x == pytest.approx(math.sqrt(2.0), rel=1e-12)
+    newton = p.t - p.log_delta / p.slope
+    # the inverse function t(g) = sqrt(2 - g): Newton errs by ~|t''|/2 dg^2, the interpolants
+    # by ~|t''''|/24 dg^2 (g_q - g_p)^2, about 30x less with these neighbours
+    assert abs(x - math.sqrt(2.0)) < 0.1 * abs(newton - math.sqrt(2.0))
+
+
+def test_inverse_hermite_root_refuses_when_it_cannot_vouch_for_the_step():
+    far = _parabola(1.3)  # far from the root: the left and right interpolants disagree
+    assert math.isnan(sp._inverse_hermite_root(far, [_parabola(1.0), far, _parabola(1.6)], 0.0))
+    near = _parabola(math.sqrt(2.0) + 1e-5)
+    assert math.isnan(sp._inverse_hermite_root(near, [near, _parabola(1.6)], 0.0))  # one side
+    bent = _point(1.3, 0.1, -1.0)  # g not decreasing through the three points
+    assert math.isnan(sp._inverse_hermite_root(bent, [_point(1.0, 0.05, -1.0), bent,
+                                                      _point(1.6, -0.5, -1.0)], 0.0))
+    flat = _point(1.3, 0.1, 0.0)  # no usable slope at the point
+    assert math.isnan(sp._inverse_hermite_root(flat, [_parabola(1.0), flat, _parabola(1.6)],
+                                               0.0))
+
+
+@pytest.mark.parametrize("mech", [PSG(1.0, 0.01), PSG(0.8, 0.001), Laplace(2.0)])
+def test_extrapolated_eps_is_third_order_in_the_step(mech):
+    comp = compose([(mech, 10_000)])
+    for t, rel_step in ((0.3, 1e-5), (2.0, 1e-5), (7.0, 1e-5), (7.0, 1e-4)):
+        h = rel_step * t
+        p, q = sp._points_batch(comp, 2, np.zeros(2, dtype=bool), np.array([t, t + h]),
+                                cgf._Cache())
+        ext = sp._extrapolated(p, h, -11.0)
+        assert ext.t == q.t and ext.log_delta == -11.0
+        # the neglected term is O(h^4): 1e4 times larger at the largest step allowed (1e-4)
+        assert ext.eps == pytest.approx(q.eps, rel=1e-13 if rel_step <= 1e-5 else 1e-11)
+        first = p.eps + p.var * h
+        assert abs(ext.eps - q.eps) <= abs(first - q.eps)
+
+
+@pytest.mark.parametrize(("mu", "rate"), [(1.0, 0.01), (0.5, 0.001), (1.25, 0.001),
+                                          (1 / 0.3, 0.999)])
+def test_single_tilt_cgf_path_matches_the_batched_one(mu, rate):
+    rule = cgf._SGRule(mu, rate)
+    for t in (-300.0, -0.7, -0.5, 0.05, 1.3, 7.5, 30.0, 51.0, 400.0):
+        k_one, d_one = rule.cgf(np.array([t]), 5)
+        k_two, d_two = rule.cgf(np.array([t, t]), 5)
+        assert k_one[0] == pytest.approx(k_two[0], rel=1e-12, abs=1e-300)
+        var = d_two[0, 1]
+        for j in range(5):  # K^(j+1): relative to its size or to the spread var^((j+1)/2)
+            scale = max(abs(d_two[0, j]), var ** ((j + 1) / 2))
+            assert abs(d_one[0, j] - d_two[0, j]) <= 1e-10 * scale
+
+
+def test_guess_tilts_for_closed_form_cgfs_do_not_change_the_root(monkeypatch):
+    for mech, m in [(Laplace(1.0), 10_000), (Laplace(10.0), 100), (Gaussian(3.0), 50),
+                    (RandomizedResponse(0.1), 2000)]:
+        comp = compose([(mech, m)])
+        with_guess = saddlepoint_epsilon(comp, 1e-6, cache=False)
+        monkeypatch.setattr(sp, "_closed_form", lambda comp: False)
+        without = saddlepoint_epsilon(comp, 1e-6, cache=False)
+        monkeypatch.undo()
+        for direction, eps in without.per_direction.items():
+            assert _rel(with_guess.per_direction[direction], eps) < 1e-9
