@@ -40,10 +40,13 @@ agrees with dp_accounting's PLD to about 1e-8 relative.
 Timings (wall clock, one eps query, both pair orders): ``sp_cold`` is the first query for a
 mechanism in a warm process (imports done, the per-mechanism cache emptied with
 ``clear_cgf_cache``; best of 3), ``sp_warm`` the median of four later queries on the same
-mechanism at other m or delta (m +- 10%, delta 2e-5 and 5e-6; the cached quadrature rule, CGF
-rows and eps = 0 tilts are reused, the saddlepoint itself is new). ``aea_ms`` and ``pld_ms`` are
-single queries (PLD: dp_accounting's PLDAccountant at value discretization 1e-4, including the
-composition). The summary line gives the ranges over all rows.
+mechanism at other m (0.9, 0.95, 1.05, 1.1 times m, delta 1e-5: the cached quadrature rule,
+CGF rows and eps = 0 tilts are reused, the points and the saddlepoint are new), ``sp_same`` the
+median of four queries on the same composition at other delta (2, 1/2, 5, 1/5 times 1e-5: the
+grid and bracket points are reused as well). ``aea_ms`` and ``pld_ms`` are single queries
+(PLD: dp_accounting's PLDAccountant at value discretization 1e-4, including the composition).
+The summary lines give the ranges over all rows, and separately over the queries whose
+diagnostics pass and those where they fire.
 """
 
 from __future__ import annotations
@@ -195,21 +198,24 @@ def _sp_timed(mech, m, repeats=3):
         t = time.perf_counter()
         res = saddlepoint_epsilon(comp, DELTA)
         cold = min(cold, time.perf_counter() - t)
-    warm = []
-    for mm, delta in ((m, 2 * DELTA), (m, DELTA / 2), (round(1.1 * m), DELTA),
-                      (max(1, round(0.9 * m)), DELTA)):
-        other = compose([(mech, mm)])
+    warm, same = [], []
+    for k in (0.9, 0.95, 1.05, 1.1):  # other m: the root search is new, the CGF rows are not
+        other = compose([(mech, max(1, round(k * m)))])
         t = time.perf_counter()
-        saddlepoint_epsilon(other, delta)
+        saddlepoint_epsilon(other, DELTA)
         warm.append(time.perf_counter() - t)
-    return res, cold, float(np.median(warm))
+    for delta in (2 * DELTA, DELTA / 2, 5 * DELTA, DELTA / 5):  # same composition, other delta
+        t = time.perf_counter()
+        saddlepoint_epsilon(comp, delta)
+        same.append(time.perf_counter() - t)
+    return res, cold, float(np.median(warm)), float(np.median(same))
 
 
 def dp_sgd_table(steps, with_pld=True):
     print(f"DP-SGD, delta = {DELTA:g}; rel. errors against the Bromwich reference (per direction)")
     hdr = (f"{'rate':>6} {'sig':>4} {'m':>8} {'dir':>5} {'eps_ref':>11} {'ref_acc':>8} "
            f"{'sp_err':>9} {'diag':>5} {'aea2_err':>9} {'pld_err':>9} {'sp_cold':>7} "
-           f"{'sp_warm':>7} {'aea_ms':>6} {'pld_ms':>7} {'>1e-4':>5}")
+           f"{'sp_warm':>7} {'sp_same':>7} {'aea_ms':>6} {'pld_ms':>7} {'>1e-4':>5}")
     print(hdr)
     rows = []
     timings = []
@@ -218,8 +224,8 @@ def dp_sgd_table(steps, with_pld=True):
             for m in steps:
                 mech = PoissonSubsampledGaussian(sigma, rate)
                 comp = compose([(mech, m)])
-                sp, sp_t, sp_w = _sp_timed(mech, m)
-                timings.append((sp_t, sp_w))
+                sp, sp_t, sp_w, sp_s = _sp_timed(mech, m)
+                timings.append((sp_t, sp_w, sp_s, bool(sp.warnings)))
                 aea, aea_t = _timed(lambda c=comp: aea_epsilon(c, DELTA, order=2), 1)
                 pld, pld_t = _pld_epsilon(sigma, rate, m) if with_pld else (None, None)
                 lat, lat_per = _lattice_interval(comp) if rate * m < 10 else (None, False)
@@ -254,7 +260,7 @@ def dp_sgd_table(steps, with_pld=True):
                     print(f"{rate:6g} {sigma:4g} {m:8d} {direction:>5} {ref:11.6f} {acc:8.1e} "
                           f"{(e_sp - ref) / ref:+9.1e} {('yes' if fired else 'no'):>5} "
                           f"{(e_aea - ref) / ref:+9.1e} {pe} {1e3 * sp_t:7.2f} "
-                          f"{1e3 * sp_w:7.2f} {1e3 * aea_t:6.1f} {pt} "
+                          f"{1e3 * sp_w:7.2f} {1e3 * sp_s:7.2f} {1e3 * aea_t:6.1f} {pt} "
                           f"{('yes' if wrong else 'no'):>5}"
                           + ("" if st == "tail" else f"  ({st})"),
                           flush=True)
@@ -273,11 +279,18 @@ def dp_sgd_table(steps, with_pld=True):
 
 
 def _timing_summary(name, timings):
-    cold = [1e3 * c for c, _ in timings]
-    warm = [1e3 * w for _, w in timings]
-    print(f"saddlepoint time per eps query ({name}, {len(timings)} cases): cold "
-          f"{min(cold):.2f}-{max(cold):.2f} ms (median {np.median(cold):.2f}), warm "
-          f"{min(warm):.2f}-{max(warm):.2f} ms (median {np.median(warm):.2f})")
+    """Ranges and medians of the three timings, for all queries and for those whose
+    diagnostics pass (no warning)."""
+    for label, rows in (("all", timings), ("diagnostics pass", [r for r in timings if not r[3]]),
+                        ("diagnostics fire", [r for r in timings if r[3]])):
+        if not rows:
+            continue
+        parts = []
+        for col, what in ((0, "cold"), (1, "warm (other m)"), (2, "warm (same m, other delta)")):
+            ms = [1e3 * r[col] for r in rows]
+            parts.append(f"{what} {min(ms):.2f}-{max(ms):.2f} ms (median {np.median(ms):.2f})")
+        print(f"saddlepoint time per eps query ({name}, {label}, {len(rows)} cases): "
+              + "; ".join(parts))
 
 
 def _laplace_ref_delta(mu, m, eps, n=400):
@@ -309,7 +322,7 @@ def laplace_table(mus=(0.1, 0.3, 1.0), steps=(10, 100, 1000, 10_000)):
 
     print(f"\nLaplace, delta = {DELTA:g}; rel. eps errors against the lattice reference")
     print(f"{'mu':>5} {'m':>6} {'eps_ref':>11} {'sp_err':>9} {'diag':>5} {'aea2_err':>9} "
-          f"{'sp_cold':>7} {'sp_warm':>7}")
+          f"{'sp_cold':>7} {'sp_warm':>7} {'sp_same':>7}")
     timings = []
     for mu in mus:
         for m in steps:
@@ -318,15 +331,16 @@ def laplace_table(mus=(0.1, 0.3, 1.0), steps=(10, 100, 1000, 10_000)):
                 n = max(20, int(4e7 / (2 * m)))
             dfun = _laplace_ref_delta(mu, m, 0.0, n)
             comp = compose([(Laplace(1 / mu), m)])
-            sp, sp_t, sp_w = _sp_timed(Laplace(1 / mu), m)
-            timings.append((sp_t, sp_w))
+            sp, sp_t, sp_w, sp_s = _sp_timed(Laplace(1 / mu), m)
+            timings.append((sp_t, sp_w, sp_s, bool(sp.warnings)))
             hi = min(sp.epsilon * 1.5 + 1.0, m * mu)
             ref = optimize.brentq(lambda e, f=dfun: math.log(max(f(e), 1e-300)) - math.log(DELTA),
                                   0.0, hi, xtol=1e-12)
             aea = aea_epsilon(comp, DELTA)
             print(f"{mu:5g} {m:6d} {ref:11.6f} {(sp.epsilon - ref) / ref:+9.1e} "
                   f"{('yes' if sp.warnings else 'no'):>5} {(aea.epsilon - ref) / ref:+9.1e} "
-                  f"{1e3 * sp_t:7.2f} {1e3 * sp_w:7.2f}  (lattice n={n})", flush=True)
+                  f"{1e3 * sp_t:7.2f} {1e3 * sp_w:7.2f} {1e3 * sp_s:7.2f}  (lattice n={n})",
+                  flush=True)
     _timing_summary("Laplace", timings)
 
 
