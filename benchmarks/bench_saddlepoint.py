@@ -52,6 +52,7 @@ diagnostics pass and those where they fire.
 from __future__ import annotations
 
 import argparse
+import gc
 import math
 import sys
 import time
@@ -186,11 +187,23 @@ def _timed(fn, repeats=3):
 
 
 def _sp_timed(mech, m, repeats=3):
-    """Saddlepoint eps(DELTA) of ``m`` steps of ``mech``: (result, cold seconds, warm seconds).
+    """Saddlepoint eps(DELTA) of ``m`` steps of ``mech``: (result, cold seconds, warm seconds
+    for other m, warm seconds for the same composition at other delta).
 
     Cold: best of ``repeats`` first queries, the per-mechanism cache emptied before each. Warm:
-    median of later queries on the same mechanism at other m and delta (module docstring)."""
+    medians of later queries (module docstring). The garbage collector is paused while timing
+    (collected before), so a collection triggered by the reference computations does not land
+    in a query."""
     comp = compose([(mech, m)])
+    gc.collect()
+    gc.disable()
+    try:
+        return _sp_timed_queries(mech, comp, m, repeats)
+    finally:
+        gc.enable()
+
+
+def _sp_timed_queries(mech, comp, m, repeats):
     cold = math.inf
     res = None
     for _ in range(repeats):
