@@ -543,11 +543,24 @@ _GUESS_MAX = 63.0  # normal guesses beyond this place no grids (the few-sampled-
 
 
 def _solve_direction(comp: Composition, direction: str, log_target: float, cache: _Cache,
+                     found: dict[str, float] | None = None,
                      grid: int = 10) -> Generator[_Request, dict, tuple]:
     """Largest eps with log delta_r(eps) = log_target for one pair order (module docstring).
 
+    ``found`` (shared by the pair orders searched in lockstep) receives this order's eps when
+    it is final, and supplies the other order's to :func:`_refine_root`.
+
     Returns ``(eps, point, roots, notes)``.
     """
+    found = {} if found is None else found
+    result = yield from _solve_direction_inner(comp, direction, log_target, cache, found, grid)
+    found[direction] = result[0]
+    return result
+
+
+def _solve_direction_inner(comp: Composition, direction: str, log_target: float,
+                           cache: _Cache, found: dict[str, float],
+                           grid: int) -> Generator[_Request, dict, tuple]:
     notes: list[str] = []
     t0, var0 = yield from _tilt_zero(comp, direction, cache)
     cands = [max(t0, 0.0) + 1.0]
@@ -613,8 +626,19 @@ def _solve_direction(comp: Composition, direction: str, log_target: float, cache
         up = [g(pts[x]) > 0.0 for x in ends]
         j = max(k for k in range(len(ends) - 1) if up[k] and not up[k + 1])
         ends = ends[j: j + 2]
-    p = yield from _refine_root(log_target, pts[ends[0]], pts[ends[1]])
-    if not abs(p.log_delta - log_target) <= 1e-6:
+    def other() -> float:  # the other pair order's final eps (-inf while there is none)
+        return max((e for d, e in found.items() if d != direction), default=-math.inf)
+
+    stopped: list[float] = []
+    p = yield from _refine_root(log_target, pts[ends[0]], pts[ends[1]], other, stopped)
+    if stopped:
+        notes.append(
+            f"{direction}: the root is refined only to eps in [{stopped[0]:.6g}, "
+            f"{stopped[1]:.6g}]: its diagnostics fire and that interval lies below the other "
+            f"pair order's eps ({other():.6g}, which is reported), so more precision would not "
+            "change the result"
+        )
+    elif not abs(p.log_delta - log_target) <= 1e-6:
         notes.append(
             f"{direction}: the saddlepoint delta jumps across the target near t={p.t:.6g} "
             "(no root; the tilted expansion breaks down there); the jump point is reported"
@@ -671,6 +695,7 @@ def _delta_step(p: _Point, log_target: float) -> float:
     return -(p.factor - math.exp(gap)) / den
 
 
+_DOMINATED_WIDTH = 1e-2  # eps bracket (relative) at which a dominated, flagged root may stop
 _EXTRAPOLATE = 1e-4  # Newton steps below this (relative in t) may be taken without evaluating,
 _AGREE = 1e-10  # when the Newton steps for log delta_r and for delta_r/delta agree this well
 
@@ -728,8 +753,9 @@ def _inverse_hermite_root(p: _Point, known: Iterable[_Point], log_target: float)
     return math.nan
 
 
-def _refine_root(log_target: float, p_lo: _Point,
-                 p_hi: _Point) -> Generator[_Request, dict, _Point]:
+def _refine_root(log_target: float, p_lo: _Point, p_hi: _Point,
+                 other: Callable[[], float] | None = None,
+                 stopped: list[float] | None = None) -> Generator[_Request, dict, _Point]:
     r"""The root of g(t) = log delta_r(t) - log_target between two grid points (g_lo > 0 >= g_hi).
 
     Safeguarded Newton with the analytic slope (module docstring), started at the root of the
@@ -741,7 +767,11 @@ def _refine_root(log_target: float, p_lo: _Point,
     not halved in two batches or no step stays inside it. The bracket keeps its largest sign
     change. Stops at |g| <= 1e-13, a Newton step below 1e-11 relative in t (log delta carries
     rounding noise of ~1e-11 when the tilted factor is small) or a bracket of relative width
-    4e-16 (a jump, if g is not finite at its upper end).
+    4e-16 (a jump, if g is not finite at its upper end). Stops early -- with the best point in
+    the bracket, the bracket's eps range appended to ``stopped`` -- when that point's
+    diagnostics fire, the eps of the bracket's upper end lies below ``other()`` (the other pair
+    order's final eps; the root's eps is then below it too, so the reported max does not depend
+    on this root) and the bracket spans at most 1e-2 relative in eps.
     """
     lo, hi = p_lo.t, p_hi.t
     if not (p_hi.log_delta - log_target < 0.0):  # the grid end is exactly at the target
@@ -781,6 +811,18 @@ def _refine_root(log_target: float, p_lo: _Point,
                 return p
         else:
             p = known[cands[0]]
+        dominated = False
+        if stopped is not None and other is not None and known[hi].eps < other():
+            # this root's eps is below the other pair order's: if its estimate is flagged
+            # anyway, bisect towards a 1e-2 eps bracket and stop there
+            q = min((known[x] for x in (lo, *cands, hi) if lo <= x <= hi
+                     and math.isfinite(known[x].log_delta)),
+                    key=lambda q: abs(q.log_delta - log_target), default=known[lo])
+            e_lo, e_hi = known[lo].eps, known[hi].eps
+            dominated = bool(_diagnostics(q, ""))
+            if dominated and e_hi - e_lo <= _DOMINATED_WIDTH * abs(e_hi):
+                stopped.extend((e_lo, e_hi))
+                return q
         if hi - lo <= 4e-16 * max(1.0, abs(hi)):
             g_hi = known[hi].log_delta - log_target
             return known[lo] if not math.isfinite(g_hi) else p
@@ -804,7 +846,7 @@ def _refine_root(log_target: float, p_lo: _Point,
             x = p.t + step
             if lo < x < hi and not any(abs(x - c) <= 1e-14 * max(1.0, abs(x)) for c in cands):
                 cands.append(x)
-        if not cands or (len(widths) > 2 and widths[-1] > 0.5 * widths[-3]):
+        if not cands or dominated or (len(widths) > 2 and widths[-1] > 0.5 * widths[-3]):
             cands.append(0.5 * (lo + hi))
     return min((q for q in known.values() if lo <= q.t <= hi and math.isfinite(q.log_delta)),
                key=lambda q: abs(q.log_delta - log_target), default=known[lo])
@@ -1049,7 +1091,9 @@ def saddlepoint_epsilon(composition, delta: float, order: int = 2, *,
         return EpsilonResult(math.inf, delta, METHOD, estimate, comp.directions[0], per,
                              tuple(warns), details)
     log_target = math.log((delta - d) / (1.0 - d))
-    tasks = [(direction == DIRECTION_QP, _solve_direction(comp, direction, log_target, store))
+    found: dict[str, float] = {}  # final eps per pair order (shared by the lockstep searches)
+    tasks = [(direction == DIRECTION_QP,
+              _solve_direction(comp, direction, log_target, store, found))
              for direction in comp.directions]
     solved, evals = _drive(comp, order, tasks, store)
     per_dir: dict[str, float] = {}

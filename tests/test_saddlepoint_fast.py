@@ -452,3 +452,28 @@ def test_guess_tilts_for_closed_form_cgfs_do_not_change_the_root(monkeypatch):
         monkeypatch.undo()
         for direction, eps in without.per_direction.items():
             assert _rel(with_guess.per_direction[direction], eps) < 1e-9
+
+
+def test_dominated_flagged_pair_order_stops_early_without_changing_the_result(monkeypatch):
+    # one big step: the P||Q expansion breaks down (diagnostics fire) and its eps is far below
+    # the Q||P one, which is the reported max
+    comp = compose([(PSG(2.0, 0.001), 1000)])
+    early = saddlepoint_epsilon(comp, 1e-5, cache=False)
+    notes = [w for w in early.warnings if "refined only to eps in" in w]
+    assert len(notes) == 1 and notes[0].startswith("P||Q")
+    monkeypatch.setattr(sp, "_DOMINATED_WIDTH", 0.0)  # refine every root fully
+    full = saddlepoint_epsilon(comp, 1e-5, cache=False)
+    assert not any("refined only" in w for w in full.warnings)
+    assert early.direction == full.direction == "Q||P"
+    # the reported max does not depend on the stop (to rounding: batches are grouped differently)
+    assert early.epsilon == pytest.approx(full.epsilon, rel=1e-12)
+    assert early.per_direction["P||Q"] == pytest.approx(full.per_direction["P||Q"], rel=1e-2)
+    assert early.per_direction["P||Q"] < early.epsilon
+    details = early.details["saddlepoint"]["P||Q"]
+    assert details["evals"] < full.details["saddlepoint"]["P||Q"]["evals"]
+
+
+@pytest.mark.parametrize("terms", COMPOSITIONS[:2] + COMPOSITIONS[3:5])
+def test_pair_orders_whose_diagnostics_pass_are_always_refined_fully(terms):
+    res = saddlepoint_epsilon(compose(terms), 1e-5, cache=False)
+    assert not any("refined only" in w for w in res.warnings)
