@@ -63,9 +63,13 @@ stops halving; the bracket keeps its largest sign change. The root is where g it
 step (below 1e-4 relative in t) from the best point when two independent estimates of that step
 agree to 1e-10 relative in t: the two Newton steps, or the values at g = 0 of the inverse cubic
 Hermite interpolants t(g) through the best point and its nearest evaluated neighbour on either
-side (:func:`_inverse_hermite_root`); eps there is :math:`K' + K''\,\Delta t + K'''\,\Delta
-t^2/2` at the best point. Both pair orders are accounted for (for
-the swapped pair, K_S(t) = K(-1-t)); the max is reported with its direction. Delta parts of
+side (:func:`_inverse_hermite_root`); eps there is the Taylor polynomial :math:`K' + K''h +
+K'''h^2/2 + K''''h^3/6` (h the step) at the best point. A pair order whose best point fails
+the diagnostics and whose bracket lies below the other order's final eps (so the reported max
+cannot depend on it) is bisected to a 1e-2 relative eps bracket and stops there, with a
+warning naming the bracket (its per-direction value carries that precision only). Both pair
+orders are accounted for (for the swapped pair, K_S(t) = K(-1-t)); the max is reported with
+its direction. Delta parts of
 ApproxDP terms enter exactly through GDP Eq. 13, delta = d + (1 - d) delta_pure.
 
 Evaluation: every stage evaluates a *batch* of tilts at once, vectorized over t (the CGF
