@@ -12,6 +12,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from numeric import (
     ApproxDP,
@@ -477,3 +479,24 @@ def test_dominated_flagged_pair_order_stops_early_without_changing_the_result(mo
 def test_pair_orders_whose_diagnostics_pass_are_always_refined_fully(terms):
     res = saddlepoint_epsilon(compose(terms), 1e-5, cache=False)
     assert not any("refined only" in w for w in res.warnings)
+
+
+@settings(max_examples=25, deadline=None)
+@given(log_sigma=st.floats(-0.3, 0.6), log_rate=st.floats(-3.5, -0.5), log_m=st.floats(1.0, 6.0),
+       log_delta=st.floats(-12.0, -3.0))
+def test_shortcuts_do_not_move_the_result(log_sigma, log_rate, log_m, log_delta):
+    """Guessed grids, the extrapolated last step, the early stop of a dominated flagged pair
+    order and the caches only save evaluations: against a search without any of them the
+    reported eps agrees to 1e-9 (randomized DP-SGD compositions, flagged or not)."""
+    comp = compose([(PSG(10.0 ** log_sigma, 10.0 ** log_rate), round(10.0 ** log_m))])
+    delta = 10.0 ** log_delta
+    fast = saddlepoint_epsilon(comp, delta)
+    saved = (sp._EXTRAPOLATE, sp._DOMINATED_WIDTH, sp._likely_brackets)
+    try:
+        sp._EXTRAPOLATE, sp._DOMINATED_WIDTH = 0.0, 0.0
+        sp._likely_brackets = lambda *args: []
+        plain = saddlepoint_epsilon(comp, delta, cache=False)
+    finally:
+        sp._EXTRAPOLATE, sp._DOMINATED_WIDTH, sp._likely_brackets = saved
+    assert fast.epsilon == pytest.approx(plain.epsilon, rel=1e-9)
+    assert fast.direction == plain.direction or _rel(*fast.per_direction.values()) < 1e-9
