@@ -630,6 +630,7 @@ def _solve_direction_inner(comp: Composition, direction: str, log_target: float,
         up = [g(pts[x]) > 0.0 for x in ends]
         j = max(k for k in range(len(ends) - 1) if up[k] and not up[k + 1])
         ends = ends[j: j + 2]
+
     def other() -> float:  # the other pair order's final eps (-inf while there is none)
         return max((e for d, e in found.items() if d != direction), default=-math.inf)
 
