@@ -61,16 +61,16 @@ F approaches or crosses 0 and log delta_r does not), plus the bisection point wh
 stops halving; the bracket keeps its largest sign change. The root is where g itself vanishes
 (|g| <= 1e-13, or a Newton step below 1e-11 relative), or -- without evaluating it -- one small
 step (below 1e-4 relative in t) from the best point when two independent estimates of that step
-agree to 1e-10 relative in t: the two Newton steps, or the values at g = 0 of the inverse cubic
-Hermite interpolants t(g) through the best point and its nearest evaluated neighbour on either
-side (:func:`_inverse_hermite_root`); eps there is the Taylor polynomial :math:`K' + K''h +
-K'''h^2/2 + K''''h^3/6` (h the step) at the best point. A pair order whose best point fails
-the diagnostics and whose bracket lies below the other order's final eps (so the reported max
-cannot depend on it) is bisected to a 1e-2 relative eps bracket and stops there, with a
-warning naming the bracket (its per-direction value carries that precision only). Both pair
-orders are accounted for (for the swapped pair, K_S(t) = K(-1-t)); the max is reported with
-its direction. Delta parts of
-ApproxDP terms enter exactly through GDP Eq. 13, delta = d + (1 - d) delta_pure.
+agree to 1e-10 relative in t and in eps: the two Newton steps, or the values at g = 0 of the
+inverse cubic Hermite interpolants t(g) through the best point and its nearest evaluated
+neighbour on either side (:func:`_inverse_hermite_root`); eps there is the Taylor polynomial
+:math:`K' + K''h + K'''h^2/2 + K''''h^3/6` (h the step) at the best point. A pair order
+whose best point fails the diagnostics and whose bracket lies below the other order's final
+eps (so the reported max cannot depend on it) is bisected to a 1e-2 relative eps bracket and
+stops there, with a warning naming the bracket (its per-direction value carries that
+precision only). Both pair orders are accounted for (for the swapped pair, K_S(t) =
+K(-1-t)); the max is reported with its direction. Delta parts of ApproxDP terms enter exactly
+through GDP Eq. 13, delta = d + (1 - d) delta_pure.
 
 Evaluation: every stage evaluates a *batch* of tilts at once, vectorized over t (the CGF
 quadrature, the integrals D_k and the series coefficients; batches of a few tilts do the
@@ -702,7 +702,14 @@ def _delta_step(p: _Point, log_target: float) -> float:
 
 _DOMINATED_WIDTH = 1e-2  # eps bracket (relative) at which a dominated, flagged root may stop
 _EXTRAPOLATE = 1e-4  # Newton steps below this (relative in t) may be taken without evaluating,
-_AGREE = 1e-10  # when the Newton steps for log delta_r and for delta_r/delta agree this well
+_AGREE = 1e-10  # when two estimates of that step agree this well (:func:`_agree_tolerance`)
+
+
+def _agree_tolerance(p: _Point) -> float:
+    """How closely two estimates of the last step from ``p`` must agree: 1e-10 relative in t
+    (absolute below |t| = 1), and in eps, which moves by K'' per unit t (eps' = K'' can
+    amplify an error in t many times where eps / K'' is small)."""
+    return _AGREE * min(max(1.0, abs(p.t)), max(abs(p.eps), 1e-300) / p.var)
 
 
 def _extrapolated(p: _Point, step: float, log_target: float) -> _Point:
@@ -710,8 +717,8 @@ def _extrapolated(p: _Point, step: float, log_target: float) -> _Point:
     :math:`\varepsilon = K'(t) + K''(t)\,h + K'''(t)\,h^2/2 + K''''(t)\,h^3/6` (h = step,
     :math:`K^{(j)} = l_j s^j`, as far as the order's cumulants go: K'' alone at order 0), log
     delta at the target. The step comes from :func:`_refine_root` only when two independent
-    estimates of it agree to 1e-10 (relative in t); the diagnostics (l3, l4, orders) are those
-    of ``p``."""
+    estimates of it agree to 1e-10 (:func:`_agree_tolerance`); the diagnostics (l3, l4,
+    orders) are those of ``p``."""
     eps = p.eps + p.var * step
     term = step
     for j, lam in enumerate(p.lams[:2], start=3):
@@ -728,8 +735,8 @@ def _inverse_hermite_root(p: _Point, known: Iterable[_Point], log_target: float)
     and at its nearest evaluated neighbour on the left, and again with the neighbour on the
     right. Both are exact to first order at p (their leading term is the Newton step) and
     estimate the curvature independently, so their values at g = 0 are used (the left one)
-    only if they agree to 1e-10 (relative in t). Needs g decreasing through the three points,
-    with negative slopes.
+    only if they agree to 1e-10 (:func:`_agree_tolerance`). Needs g decreasing through the
+    three points, with negative slopes.
     """
     gp = p.log_delta - log_target
     if not (math.isfinite(gp) and p.slope < 0.0):
@@ -753,7 +760,7 @@ def _inverse_hermite_root(p: _Point, known: Iterable[_Point], log_target: float)
         u = -gp / h  # where g = 0 lies on [p, q], in the g variable
         xs.append(p.t + h / p.slope * (u * (1.0 - u) * (1.0 - u))
                   + (q.t - p.t) * (u * u * (3.0 - 2.0 * u)) + h / q.slope * (u * u * (u - 1.0)))
-    if abs(xs[0] - xs[1]) <= _AGREE * max(1.0, abs(p.t)):
+    if abs(xs[0] - xs[1]) <= _agree_tolerance(p):
         return xs[0]
     return math.nan
 
@@ -841,7 +848,7 @@ def _refine_root(log_target: float, p_lo: _Point, p_hi: _Point,
             return p  # at the rounding noise of log delta
         if len(steps) == 2 and abs(steps[0]) <= _EXTRAPOLATE * max(1.0, abs(p.t)):
             if (lo < p.t + steps[0] < hi
-                    and abs(steps[0] - steps[1]) <= _AGREE * max(1.0, abs(p.t))):
+                    and abs(steps[0] - steps[1]) <= _agree_tolerance(p)):
                 return _extrapolated(p, steps[0], log_target)
             x = _inverse_hermite_root(p, known.values(), log_target)
             if lo < x < hi:

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from numeric import (
@@ -482,6 +482,7 @@ def test_pair_orders_whose_diagnostics_pass_are_always_refined_fully(terms):
 
 
 @settings(max_examples=25, deadline=None)
+@example(log_sigma=0.1, log_rate=-1.76953125, log_m=1.5, log_delta=-11.0)  # eps' = K'' large
 @given(log_sigma=st.floats(-0.3, 0.6), log_rate=st.floats(-3.5, -0.5), log_m=st.floats(1.0, 6.0),
        log_delta=st.floats(-12.0, -3.0))
 def test_shortcuts_do_not_move_the_result(log_sigma, log_rate, log_m, log_delta):
