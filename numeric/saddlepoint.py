@@ -40,8 +40,9 @@ eps(delta): t parametrizes eps = K'(t) monotonically, so eps(delta) is a 1-D roo
 (K'(t_0) = 0, in [-1, 0]); a bracket t_hi from the sequence 1, 3, 7, ..., 2 t_hi + 1 (the first
 t_hi with g(t_hi) < 0 and g(2 t_hi + 1) < 0); a 10-point grid scan on [t_0, t_hi] that counts
 the down-crossings (more than one root is flagged; the largest is reported); and a safeguarded
-Newton refinement on the last sign change (narrowed by any other tilts evaluated inside that
-grid cell), started from the root of the cubic Hermite interpolant of g on the cell (with,
+Newton refinement on the last sign change (narrowed by the guess tilts of closed-form CGFs,
+below, that fall inside that grid cell), started from the root of the cubic Hermite
+interpolant of g on the cell (with,
 where the two slopes differ by more than a factor 10, the delta Newton step from the lower end
 as a second start) and using the analytic slope
 
@@ -60,10 +61,11 @@ g and the step for :math:`\psi = \delta_r/\delta - 1` (which stays smooth where 
 F approaches or crosses 0 and log delta_r does not), plus the bisection point when the bracket
 stops halving; the bracket keeps its largest sign change. The root is where g itself vanishes
 (|g| <= 1e-13, or a Newton step below 1e-11 relative), or -- without evaluating it -- one small
-step (below 1e-4 relative in t) from the best point when two independent estimates of that step
-agree to 1e-10 relative in t and in eps: the two Newton steps, or the values at g = 0 of the
-inverse cubic Hermite interpolants t(g) through the best point and its nearest evaluated
-neighbour on either side (:func:`_inverse_hermite_root`); eps there is the Taylor polynomial
+step (below 1e-4 relative in t) from the best point when two estimates of that step agree to
+1e-10 relative in t and in eps: the two Newton steps, or an inverse quintic Hermite
+interpolant t(g) through the best point and its nearest evaluated neighbours on either side
+and the two inverse cubic ones through the best point and one neighbour
+(:func:`_inverse_hermite_root`); eps there is the Taylor polynomial
 :math:`K' + K''h + K'''h^2/2 + K''''h^3/6` (h the step) at the best point. A pair order
 whose best point fails the diagnostics and whose bracket lies below the other order's final
 eps (so the reported max cannot depend on it) is bisected to a 1e-2 relative eps bracket and
@@ -625,8 +627,8 @@ def _solve_direction_inner(comp: Composition, direction: str, log_target: float,
         return 0.0, p0, 0, notes
     downs = sum(a and not b for a, b in itertools.pairwise(above))
     i = max(j for j, a in enumerate(above) if a)
-    ends = [ts[i], *sorted(x for x in pts if ts[i] < x < ts[i + 1]), ts[i + 1]]
-    if len(ends) > 2:  # other tilts evaluated inside the cell narrow it (its last sign change)
+    ends = [ts[i], *sorted(x for x in near if ts[i] < x < ts[i + 1]), ts[i + 1]]
+    if len(ends) > 2:  # the guess tilts inside the cell narrow it (its last sign change)
         up = [g(pts[x]) > 0.0 for x in ends]
         j = max(k for k in range(len(ends) - 1) if up[k] and not up[k + 1])
         ends = ends[j: j + 2]
@@ -731,12 +733,14 @@ def _extrapolated(p: _Point, step: float, log_target: float) -> _Point:
 def _inverse_hermite_root(p: _Point, known: Iterable[_Point], log_target: float) -> float:
     r"""Root of g = log delta_r - log delta near ``p`` from the inverse function t(g), or nan.
 
-    t(g) is interpolated by the cubic Hermite polynomial through (g, t, dt/dg = 1/g') at ``p``
-    and at its nearest evaluated neighbour on the left, and again with the neighbour on the
-    right. Both are exact to first order at p (their leading term is the Newton step) and
-    estimate the curvature independently, so their values at g = 0 are used (the left one)
-    only if they agree to 1e-10 (:func:`_agree_tolerance`). Needs g decreasing through the
-    three points, with negative slopes.
+    t(g) is interpolated through (g, t, dt/dg = 1/g') at ``p`` and its nearest evaluated
+    neighbours on the left and on the right: by the quintic Hermite polynomial through all
+    three, and by the two cubic ones through ``p`` and one neighbour. All are exact to first
+    order at p (their leading term is the Newton step); the quintic's value at g = 0 is
+    returned only if both cubics agree with it to 1e-10 (:func:`_agree_tolerance`) -- the
+    difference between an estimate and one of higher order bounds the lower one's error (the
+    two cubics alone can share an error even in the neighbours' distance). Needs g decreasing
+    through the three points, with negative slopes.
     """
     gp = p.log_delta - log_target
     if not (math.isfinite(gp) and p.slope < 0.0):
@@ -751,18 +755,30 @@ def _inverse_hermite_root(p: _Point, known: Iterable[_Point], log_target: float)
             right = q
     if left is None or right is None:
         return math.nan
-    gl, gr = left.log_delta - log_target, right.log_delta - log_target
-    if not (gl > gp > gr):
+    if not (left.log_delta > p.log_delta > right.log_delta):
         return math.nan
-    xs = []
-    for q, gq in ((left, gl), (right, gr)):
-        h = gq - gp
-        u = -gp / h  # where g = 0 lies on [p, q], in the g variable
-        xs.append(p.t + h / p.slope * (u * (1.0 - u) * (1.0 - u))
-                  + (q.t - p.t) * (u * u * (3.0 - 2.0 * u)) + h / q.slope * (u * u * (u - 1.0)))
-    if abs(xs[0] - xs[1]) <= _agree_tolerance(p):
-        return xs[0]
-    return math.nan
+    quintic = _osculating_value([left, p, right], log_target)
+    tol = _agree_tolerance(p)
+    for q in (left, right):
+        if not abs(_osculating_value([p, q], log_target) - quintic) <= tol:
+            return math.nan
+    return quintic
+
+
+def _osculating_value(pts: list[_Point], log_target: float) -> float:
+    """Value at g = 0 of the Hermite polynomial t(g) through (g, t, 1/g') at ``pts``
+    (g = log_delta - log_target distinct; divided differences with doubled nodes)."""
+    z = [q.log_delta - log_target for q in pts for _ in (0, 1)]
+    col = [q.t for q in pts for _ in (0, 1)]
+    coef = [col[0]]
+    for k in range(1, len(z)):  # column k of the divided-difference table
+        col = [1.0 / pts[i // 2].slope if k == 1 and i % 2 == 0
+               else (col[i + 1] - col[i]) / (z[i + k] - z[i]) for i in range(len(col) - 1)]
+        coef.append(col[0])
+    value = coef[-1]
+    for k in range(len(z) - 2, -1, -1):  # Newton form at g = 0
+        value = value * (0.0 - z[k]) + coef[k]
+    return value
 
 
 def _refine_root(log_target: float, p_lo: _Point, p_hi: _Point,

@@ -367,9 +367,9 @@ def test_degenerate_lattice_tilts_raise_value_error(mech):
 ])
 def test_first_order_extrapolated_root_agrees_with_the_evaluated_one(monkeypatch, mech, m,
                                                                       delta):
-    """The last step is extrapolated only when two independent estimates of it agree to 1e-10
-    (the two Newton steps, or the left and right inverse Hermite roots): the result moves by far
-    less than 1e-9 relative against evaluating every step."""
+    """The last step is extrapolated only when two estimates of it agree to 1e-10 (the two
+    Newton steps, or the inverse quintic Hermite root and both cubic ones): the result moves by
+    far less than 1e-9 relative against evaluating every step."""
     comp = compose([(mech, m)])
     sp.clear_cgf_cache()
     fast = sp.saddlepoint_epsilon(comp, delta).per_direction
@@ -398,8 +398,29 @@ def test_inverse_hermite_root_of_a_smooth_decreasing_function():
     assert x == pytest.approx(math.sqrt(2.0), rel=1e-12)
     newton = p.t - p.log_delta / p.slope
     # the inverse function t(g) = sqrt(2 - g): Newton errs by ~|t''|/2 dg^2, the interpolants
-    # by ~|t''''|/24 dg^2 (g_q - g_p)^2, about 30x less with these neighbours
+    # by far less (the cubics ~|t''''|/24 dg^2 (g_q - g_p)^2, the quintic less again)
     assert abs(x - math.sqrt(2.0)) < 0.1 * abs(newton - math.sqrt(2.0))
+
+
+def _inverse_quartic(g: float) -> sp._Point:
+    """A point of the function whose inverse is t(g) = 1 - g/10 + g^4/10 (root t = 1)."""
+    return _point(1.0 - 0.1 * g + 0.1 * g ** 4, g, 1.0 / (-0.1 + 0.4 * g ** 3))
+
+
+def test_osculating_value_is_exact_for_polynomials_of_its_degree():
+    pts = [_inverse_quartic(g) for g in (0.5, 1e-3, -0.5)]
+    assert sp._osculating_value(pts, 0.0) == pytest.approx(1.0, rel=1e-14)  # quintic: exact
+    cubic = sp._osculating_value(pts[1:], 0.0)  # falls short of the g^4 term by g_p^2 g_q^2 / 10
+    assert 1.0 - cubic == pytest.approx(0.1 * 1e-6 * 0.25, rel=1e-6)
+
+
+def test_inverse_hermite_root_refuses_cubics_that_share_their_error():
+    # neighbours at g = +-0.5: both cubics miss the g^4 term by the same 2.5e-8, so they agree
+    # with each other; the quintic reveals the error
+    left, p, right = (_inverse_quartic(g) for g in (0.5, 1e-3, -0.5))
+    cubics = [sp._osculating_value([p, q], 0.0) for q in (left, right)]
+    assert cubics[0] == pytest.approx(cubics[1], abs=1e-15) and 1.0 - cubics[0] > 2e-8
+    assert math.isnan(sp._inverse_hermite_root(p, [left, p, right], 0.0))
 
 
 def test_inverse_hermite_root_refuses_when_it_cannot_vouch_for_the_step():
@@ -483,6 +504,8 @@ def test_pair_orders_whose_diagnostics_pass_are_always_refined_fully(terms):
 
 @settings(max_examples=25, deadline=None)
 @example(log_sigma=0.1, log_rate=-1.76953125, log_m=1.5, log_delta=-11.0)  # eps' = K'' large
+@example(log_sigma=-0.2799006063049922, log_rate=-1.5, log_m=3.0234375, log_delta=-12.0)
+@example(log_sigma=0.0, log_rate=-2.875, log_m=4.0, log_delta=-8.0)  # several roots in a cell
 @given(log_sigma=st.floats(-0.3, 0.6), log_rate=st.floats(-3.5, -0.5), log_m=st.floats(1.0, 6.0),
        log_delta=st.floats(-12.0, -3.0))
 def test_shortcuts_do_not_move_the_result(log_sigma, log_rate, log_m, log_delta):
