@@ -502,7 +502,7 @@ def test_pair_orders_whose_diagnostics_pass_are_always_refined_fully(terms):
     assert not any("refined only" in w for w in res.warnings)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25, deadline=None, derandomize=True)  # fixed draws: CI stays repeatable
 @example(log_sigma=0.1, log_rate=-1.76953125, log_m=1.5, log_delta=-11.0)  # eps' = K'' large
 @example(log_sigma=-0.2799006063049922, log_rate=-1.5, log_m=3.0234375, log_delta=-12.0)
 @example(log_sigma=0.0, log_rate=-2.875, log_m=4.0, log_delta=-8.0)  # several roots in a cell
