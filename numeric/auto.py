@@ -1,96 +1,213 @@
-"""The ``auto`` method: the most accurate available answer given the saddlepoint diagnostics.
+"""The ``auto`` method: the safest answer available within an interactive time budget.
 
-Policy (issue 5):
+Policy (the default method everywhere):
 
-1. Compute the saddlepoint (tilted-Edgeworth) estimate (:mod:`numeric.saddlepoint`).
-2. If its diagnostics pass (standardized tilted cumulants small, orders r and r - 1 agree, a
-   single root, positive tilted-Edgeworth factor), return it -- labelled ``method
-   "saddlepoint"``, an estimate, with ``details["auto"]`` saying why it was chosen.
-3. If they fire (e.g. the bimodal "one big step" regime of DP-SGD, rate * m <= 10) and a method
-   named ``certified`` is registered (the certify plug-in, found through
-   :func:`numeric.methods.load_plugins`; numeric never imports certify), return the certified
-   enclosure (a certify ``Bound``), with warnings saying that the saddlepoint diagnostics fired.
-   Because the diagnostics only fire for few expected sampled steps, the certified lattice
-   bound is cheap there (seconds).
-4. Otherwise (no certify, or it cannot handle the composition) return the saddlepoint estimate
-   with its diagnostic warnings and a warning that no certified answer was available.
+1. **exact** -- where the composition has a closed form (Gaussian steps: GDP; randomized response
+   and (eps0, delta)-DP steps sharing one eps0: the binomial formula), return it
+   (``estimate=False``).
+2. **saddlepoint** -- the tilted-Edgeworth estimate when its diagnostics pass (standardized tilted
+   cumulants small, orders r and r - 1 agree, one root, positive factor): relative eps error
+   below 1e-5 wherever they pass (``benchmarks/bench_saddlepoint.py``).
+3. **certified** -- when the diagnostics fire or the saddlepoint does not apply, the ``certified``
+   plug-in (certify, found through the method registry; numeric never imports it) with a time
+   budget (:data:`AUTO_TIME_BUDGET` seconds): every certified method that finishes in time is
+   intersected, the slow ones are reported as not applicable. The answer carries the exact
+   interval (``lower``/``upper``) and ``certified=True``; its value is the upper end.
+4. **best estimate** -- if nothing above answers (no certify extra, or no certified method
+   finished, or only a vacuous enclosure), the saddlepoint estimate, else the AEA estimate,
+   each with a warning saying why nothing safer was available.
 
-It never falls back to AEA: a mechanism without a saddlepoint CGF raises the saddlepoint
-method's ``ValueError`` ("use aea"), so the choice of an AEA estimate stays explicit.
+Whatever it picks, ``auto`` returns an :class:`~numeric.results.EpsilonResult` (or
+:class:`~numeric.results.DeltaResult`) whose ``method`` names the method that answered and whose
+``details["auto"]`` says why; the refusals of the methods it tried are in ``details["tried"]``.
+Only :class:`~numeric.errors.NotApplicable` makes it move to the next step; bad input raises.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
+from decimal import Decimal
+from typing import Any
 
-from .results import DeltaResult, EpsilonResult
+from ._validation import as_float_array, check_delta, check_order
+from .aea import aea_delta, aea_epsilon
+from .composition import Composition, compose
+from .errors import NotApplicable
+from .exact import exact_delta, exact_epsilon
+from .registry import get_method
+from .results import DeltaResult, EpsilonResult, float_up
 from .saddlepoint import saddlepoint_delta, saddlepoint_epsilon
 
-__all__ = ["auto_delta", "auto_epsilon"]
+__all__ = ["AUTO_TIME_BUDGET", "auto_delta", "auto_epsilon"]
+
+AUTO_TIME_BUDGET = 3.0
+"""Seconds that ``auto`` gives the certified methods before it settles for what finished."""
 
 _FIRED = "auto: the saddlepoint diagnostics fired"
 
 
-def _certified():
-    from . import methods  # lazy: methods imports this module
+def _labelled(res, reason: str, tried: list[str], extra_warnings: tuple[str, ...] = ()):
+    details = {**res.details, "auto": reason, "tried": list(tried)}
+    warnings = tuple(dict.fromkeys([*extra_warnings, *res.warnings]))
+    return dataclasses.replace(res, details=details, warnings=warnings)
 
-    try:
-        methods.load_plugins()
-    except Exception:  # pragma: no cover - a broken plug-in must not break the estimate
+
+def _end(d: dict, which: str) -> Decimal:
+    value = d.get(which)
+    if value is None:
+        return Decimal("-Infinity") if which == "lower" else Decimal("Infinity")
+    return Decimal(str(value))
+
+
+def _certified(kind: str, comp: Composition, x, budget: float | None, tried: list[str]):
+    """The certified plug-in's bound, or None (the reason appended to ``tried``)."""
+    method = get_method("certified", required=False)
+    if method is None:
+        tried.append("certified: not installed (pip install 'edgeworth-accountant[certify]')")
         return None
-    return methods.METHODS.get("certified")
-
-
-def _with_warnings(res, warnings: list[str], note: str, estimate_value) -> object:
-    """``res`` (a certified result) with ``warnings`` prepended, when it supports it."""
+    options: dict[str, Any] = {}
+    if budget is not None and "time_budget" in method.options:
+        options["time_budget"] = budget
+    fn = method.delta_fn if kind == "delta" else method.epsilon_fn
     try:
-        inputs = dict(getattr(res, "inputs", {}) or {})
-        inputs["auto"] = {"chosen": "certified", "reason": note,
-                          "saddlepoint_estimate": estimate_value}
-        return dataclasses.replace(
-            res, warnings=tuple(dict.fromkeys([*warnings, *tuple(res.warnings)])), inputs=inputs
-        )
-    except (TypeError, AttributeError, ValueError):  # not a dataclass of that shape
-        return res
+        bound = fn(comp, x, **options)
+    except NotApplicable as exc:
+        tried.append(f"certified: {exc}")
+        return None
+    d = bound.to_dict()
+    if d.get("upper") is None or d.get("vacuous"):
+        tried.append(f"certified: only a vacuous enclosure [{d.get('lower')}, {d.get('upper')}]")
+        return None
+    return d
 
 
-def _choose(sp, certified_call, estimate_value):
-    fired = list(sp.details.get("diagnostics", []))
-    if not fired:
-        details = {**sp.details, "auto": "saddlepoint: its diagnostics passed"}
-        return dataclasses.replace(sp, details=details)
-    cert = _certified()
-    head = f"{_FIRED} ({len(fired)} diagnostic(s)); "
-    if cert is not None:
-        try:
-            bound = certified_call(cert)
-        except (ValueError, TypeError, ArithmeticError, MemoryError) as exc:
-            reason = f"the certified method failed ({exc})"
-        else:
-            note = head + "returning the certified enclosure instead of the estimate"
-            return _with_warnings(bound, [note, *(f"saddlepoint: {w}" for w in fired)], note,
-                                  estimate_value)
-    else:
-        reason = "no certified method is registered (install the certify extra)"
-    note = head + f"{reason}; the saddlepoint estimate is reported as is (not AEA)"
-    details = {**sp.details, "auto": note}
-    return dataclasses.replace(sp, warnings=(note, *sp.warnings), details=details)
+def _cert_fields(d: dict) -> dict[str, Any]:
+    return {
+        "lower": _end(d, "lower"),
+        "upper": _end(d, "upper"),
+        "certified": True,
+        "estimate": False,
+        "method": "certified",
+        "direction": d.get("direction", "P||Q"),
+    }
 
 
-def auto_epsilon(composition, delta: float, order: int = 2) -> EpsilonResult:
+def _cert_details(d: dict, reason: str, tried: list[str], sp) -> dict[str, Any]:
+    out = {"auto": reason, "tried": list(tried), "bound": d,
+           "lower_method": d.get("lower_method"), "upper_method": d.get("upper_method")}
+    if sp is not None:
+        out["saddlepoint_estimate"] = sp.value
+    return out
+
+
+def _fallback_estimate(sp, aea_call, tried: list[str]):
+    if sp is not None:
+        note = (f"{_FIRED}; no certified answer was available ({'; '.join(tried[-1:])}); the "
+                "saddlepoint estimate is reported as is")
+        return _labelled(sp, note, tried, (note,))
+    res = aea_call()
+    note = ("auto: neither the exact method, the saddlepoint nor a certified method answered; "
+            "reporting the AEA estimate, which can under-report epsilon")
+    return _labelled(res, note, tried, (note,))
+
+
+def auto_epsilon(composition, delta: float, order: int = 2, *,
+                 time_budget: float | None = AUTO_TIME_BUDGET) -> EpsilonResult:
     """eps(delta) by the ``auto`` policy (module docstring).
 
+    Args:
+        composition: A :class:`~numeric.composition.Composition` or what ``compose`` accepts.
+        delta: Target delta in (0, 1).
+        order: Edgeworth order of the saddlepoint (and AEA) estimate.
+        time_budget: Seconds for the certified step (None: no limit).
+
     Returns:
-        The saddlepoint :class:`EpsilonResult` when its diagnostics pass or no certified method
-        is available (then with a warning), else the certified method's result (a certify
-        ``Bound`` with ``to_dict()``/``render_text()``), its warnings saying why.
+        An :class:`EpsilonResult`; ``method`` names the method that answered, ``certified`` is
+        True (with exact ``lower``/``upper``) when the answer is a certified enclosure.
+
+    Raises:
+        ValueError: on bad input.
     """
-    sp = saddlepoint_epsilon(composition, delta, order=order)
-    return _choose(sp, lambda m: m.epsilon_fn(composition, delta), sp.epsilon)
+    comp = compose(composition)
+    delta = check_delta("delta", delta)
+    order = check_order("order", order, maximum=8)
+    tried: list[str] = []
+    try:
+        res = exact_epsilon(comp, delta)
+    except NotApplicable as exc:
+        tried.append(f"exact: {exc}")
+    else:
+        return _labelled(res, "exact: this composition has a closed form", tried)
+    sp = None
+    try:
+        sp = saddlepoint_epsilon(comp, delta, order=order)
+    except NotApplicable as exc:
+        tried.append(f"saddlepoint: {exc}")
+    else:
+        fired = list(sp.details.get("diagnostics", []))
+        if not fired:
+            return _labelled(sp, "saddlepoint: its diagnostics passed", tried)
+        tried.append(f"saddlepoint: {len(fired)} diagnostic(s) fired")
+    d = _certified("epsilon", comp, delta, time_budget, tried)
+    if d is None:
+        return _fallback_estimate(sp, lambda: aea_epsilon(comp, delta, order=order), tried)
+    reason = ("certified: " + (f"{_FIRED}" if sp is not None else "the saddlepoint does not "
+                               "apply") + "; returning the certified enclosure")
+    fields = _cert_fields(d)
+    upper = fields["upper"]
+    value = float_up(upper) if upper.is_finite() else math.inf
+    warnings = tuple(dict.fromkeys([reason, *d.get("warnings", [])]))
+    return EpsilonResult(
+        epsilon=value, delta=delta, per_direction={fields["direction"]: value},
+        warnings=warnings, details=_cert_details(d, reason, tried, sp), **fields,
+    )
 
 
-def auto_delta(composition, eps, order: int = 2) -> DeltaResult:
-    """delta(eps) by the ``auto`` policy (see :func:`auto_epsilon`)."""
-    sp = saddlepoint_delta(composition, eps, order=order)
-    value = sp.delta if isinstance(sp.delta, float) else None
-    return _choose(sp, lambda m: m.delta_fn(composition, eps), value)
+def auto_delta(composition, eps, order: int = 2, *,
+               time_budget: float | None = AUTO_TIME_BUDGET) -> DeltaResult:
+    """delta(eps) by the ``auto`` policy (see :func:`auto_epsilon`).
+
+    A vector of eps is answered by the exact method or the saddlepoint (whose diagnostics must
+    pass at every point); otherwise each point is answered on its own.
+    """
+    comp = compose(composition)
+    order = check_order("order", order, maximum=8)
+    e = as_float_array("eps", eps, nonnegative=True)
+    tried: list[str] = []
+    try:
+        res = exact_delta(comp, eps)
+    except NotApplicable as exc:
+        tried.append(f"exact: {exc}")
+    else:
+        return _labelled(res, "exact: this composition has a closed form", tried)
+    sp = None
+    try:
+        sp = saddlepoint_delta(comp, eps, order=order)
+    except NotApplicable as exc:
+        tried.append(f"saddlepoint: {exc}")
+    else:
+        fired = list(sp.details.get("diagnostics", []))
+        if not fired:
+            return _labelled(sp, "saddlepoint: its diagnostics passed", tried)
+        tried.append(f"saddlepoint: {len(fired)} diagnostic(s) fired")
+    if e.ndim > 0:
+        note = ("auto: a vector of eps is answered by the exact method or the saddlepoint only; "
+                "query points one at a time for certified answers")
+        if sp is not None:
+            return _labelled(sp, note, tried, (note,))
+        return _labelled(aea_delta(comp, eps, order=order), note, tried, (note,))
+    x = float(e)
+    d = _certified("delta", comp, x, time_budget, tried)
+    if d is None:
+        return _fallback_estimate(sp, lambda: aea_delta(comp, x, order=order), tried)
+    reason = ("certified: " + (f"{_FIRED}" if sp is not None else "the saddlepoint does not "
+                               "apply") + "; returning the certified enclosure")
+    fields = _cert_fields(d)
+    upper = fields["upper"]
+    value = min(1.0, float_up(upper)) if upper.is_finite() else 1.0
+    warnings = tuple(dict.fromkeys([reason, *d.get("warnings", [])]))
+    return DeltaResult(
+        delta=value, eps=x, per_direction={fields["direction"]: value}, warnings=warnings,
+        details=_cert_details(d, reason, tried, sp), **fields,
+    )

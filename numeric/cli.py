@@ -10,7 +10,13 @@
 
 Other layers add subcommands through the ``edgeworth.commands`` entry-point group (an object
 called with the argparse subparsers) and methods through ``edgeworth.methods``; numeric never
-imports them by name. Bad flags or values print one line on stderr and exit with status 2.
+imports them by name.
+
+Exit status: 0 with an answer; 2 for bad input (a flag or value outside its documented domain,
+one line on stderr); 1 for valid input that could not be computed (a method that does not apply,
+a budget exceeded, memory exhausted, interrupted), also one line on stderr. The default method is
+``auto``. Parameter values are read as decimal strings: the float methods use the nearest
+binary64 number, certified methods the exact rational typed.
 """
 
 from __future__ import annotations
@@ -20,20 +26,31 @@ import json
 import math
 import sys
 import time
+from decimal import Decimal, InvalidOperation
 from importlib import metadata
 
 from ._validation import check_count
 from .composition import Composition, compose
+from .errors import NotApplicable
 from .mechanisms import MECHANISMS, PoissonSubsampledGaussian, RandomizedResponse
-from .methods import METHODS, PLUGIN_ERRORS, load_plugins
+from .methods import DEFAULT_METHOD, METHODS, PLUGIN_ERRORS, load_plugins
 from .methods import delta as delta_by_method
 from .methods import epsilon as epsilon_by_method
 from .spec import load_spec
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "main", "parse_decimal"]
 
-_PARAM_FLAGS = ("sigma", "scale", "eps0", "delta0", "rate", "sensitivity")
-_ORDER_METHODS = ("aea", "aea-ea", "saddlepoint", "auto")
+_MAX_DIGITS = 200  # digits and exponent size a typed number may have (no huge integers)
+_MAX_EXPONENT = 10_000
+
+
+def _param_flags() -> dict[str, list[str]]:
+    """Every parameter key of the registered mechanisms, with the mechanisms that take it."""
+    flags: dict[str, list[str]] = {}
+    for name, entry in sorted(MECHANISMS.items()):
+        for key in entry.params:
+            flags.setdefault(key, []).append(name)
+    return flags
 
 
 class _UsageError(Exception):
@@ -61,26 +78,52 @@ def _steps(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def parse_decimal(name: str, text: str) -> Decimal:
+    """A finite decimal number typed by a user, exactly (digit and exponent budgets).
+
+    Raises:
+        ValueError: naming ``name`` if ``text`` is not a finite decimal within the budgets.
+    """
+    if not isinstance(text, str) or len(text) > _MAX_DIGITS + 20:
+        raise ValueError(f"{name} must be a decimal number, got {str(text)[:40]!r}")
+    try:
+        value = Decimal(text.strip())
+    except InvalidOperation:
+        raise ValueError(f"{name} must be a number, got {text!r}") from None
+    if not value.is_finite():
+        raise ValueError(f"{name} must be finite, got {text!r}")
+    _, digits, exponent = value.as_tuple()
+    if len(digits) > _MAX_DIGITS or abs(int(exponent)) > _MAX_EXPONENT:
+        raise ValueError(f"{name} has too many digits or too large an exponent: {text[:40]!r}")
+    return value
+
+
 def _real(flag: str):
-    def conv(text: str) -> float:
+    def conv(text: str) -> Decimal:
         try:
-            return float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{flag} must be a number, got {text!r}") from None
+            return parse_decimal(flag, text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
 
     return conv
 
 
 def _add_query(sub, name: str, target: str, help_text: str) -> None:
     p = sub.add_parser(name, help=help_text)
-    p.add_argument("--mechanism", choices=sorted(MECHANISMS))
+    p.add_argument("--mechanism", choices=sorted(MECHANISMS),
+                   help="a registered mechanism (its parameters below)")
     p.add_argument("--spec", metavar="FILE", help="TOML composition (replaces --mechanism)")
-    for flag in _PARAM_FLAGS:
-        p.add_argument(f"--{flag}", type=_real(f"--{flag}"))
+    for key, users in _param_flags().items():
+        helps = sorted({getattr(MECHANISMS[u], "param_help", {}).get(key, "")
+                        for u in users} - {""})
+        text = "; ".join(helps) if helps else key
+        p.add_argument(f"--{key.replace('_', '-')}", dest=key, type=_real(f"--{key}"),
+                       metavar="X", help=f"{text} (for: {', '.join(users)})")
     p.add_argument("--steps", type=_steps, help="number of compositions")
     p.add_argument(f"--{target}", type=_real(f"--{target}"), required=True)
-    p.add_argument("--method", default="aea",
-                   help="aea | aea-ea | saddlepoint | auto | gdp | clt | exact | plug-ins")
+    p.add_argument("--method", default=DEFAULT_METHOD,
+                   help="auto (default: exact, else saddlepoint, else certified, else estimate) "
+                   "| aea | aea-ea | saddlepoint | gdp | clt | exact | certified | plug-ins")
     p.add_argument("--order", type=int, default=2, help="Edgeworth order (aea, saddlepoint, auto)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=_run_query, query=name)
@@ -108,7 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _composition(args) -> tuple[Composition, dict]:
-    params = {k: getattr(args, k) for k in _PARAM_FLAGS if getattr(args, k) is not None}
+    params = {k: getattr(args, k) for k in _param_flags() if getattr(args, k, None) is not None}
     if args.spec is not None:
         if args.mechanism is not None or params or args.steps is not None:
             raise ValueError("--spec replaces --mechanism, its parameters and --steps")
@@ -120,10 +163,11 @@ def _composition(args) -> tuple[Composition, dict]:
         raise ValueError("--steps is required with --mechanism")
     entry = MECHANISMS[args.mechanism]
     try:
-        mech = entry.build(params)
+        mech = entry.build({k: float(v) for k, v in params.items()})
     except ValueError as exc:
         raise ValueError(f"--mechanism {args.mechanism}: {exc}") from None
-    inputs = {"mechanism": args.mechanism, **params, "steps": args.steps}
+    inputs = {"mechanism": args.mechanism, **{k: float(v) for k, v in params.items()},
+              "steps": args.steps, "typed": {k: str(v) for k, v in params.items()}}
     return compose([(mech, args.steps)]), inputs
 
 
@@ -133,13 +177,13 @@ def _run_query(args) -> int:
         load_plugins()
     if args.method not in METHODS:
         raise ValueError(f"--method must be one of {sorted(METHODS)}, got {args.method!r}")
-    opts = {"order": args.order} if args.method in _ORDER_METHODS else {}
+    opts = {"order": args.order} if "order" in METHODS[args.method].options else {}
     if args.query == "epsilon":
-        res = epsilon_by_method(comp, args.delta, args.method, **opts)
-        inputs["delta"] = args.delta
+        res = epsilon_by_method(comp, float(args.delta), args.method, **opts)
+        inputs["delta"] = float(args.delta)
     else:
-        res = delta_by_method(comp, args.eps, args.method, **opts)
-        inputs["eps"] = args.eps
+        res = delta_by_method(comp, float(args.eps), args.method, **opts)
+        inputs["eps"] = float(args.eps)
     if args.json:
         out = res.to_dict()
         out["inputs"] = {**out.get("inputs", {}), **inputs}
@@ -148,14 +192,21 @@ def _run_query(args) -> int:
     if hasattr(res, "render_text"):  # results of plug-in methods (e.g. certify's Bound)
         print(res.render_text())
         return 0
-    kind = "ESTIMATE (not a bound)" if res.estimate else "exact for this mechanism"
+    if res.estimate:
+        kind = "ESTIMATE (not a bound)"
+    elif getattr(res, "certified", False):
+        kind = f"CERTIFIED: the true value lies in [{res.lower}, {res.upper}]"
+    else:
+        kind = "exact for this mechanism"
     if args.query == "epsilon":
         val = "inf (delta not achievable)" if math.isinf(res.epsilon) else f"{res.epsilon:.10g}"
-        print(f"epsilon = {val}  at delta = {args.delta:g}")
+        print(f"epsilon = {val}  at delta = {args.delta}")
     else:
-        print(f"delta = {float(res.delta):.10g}  at eps = {args.eps:g}")
+        print(f"delta = {float(res.delta):.10g}  at eps = {args.eps}")
     order = f", order {res.details['order']}" if "order" in res.details else ""
     print(f"  method: {res.method}{order}; {kind}; direction {res.direction}")
+    if args.method == "auto":
+        print(f"  chosen by auto: {res.details.get('auto', '')}")
     for w in res.warnings:
         print(f"  warning: {w}")
     return 0
@@ -228,12 +279,27 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
         return int(args.handler(args) or 0)
     except _UsageError as exc:
-        print(f"edgeworth: error: {exc}", file=sys.stderr)
-        return 2
-    except (ValueError, OSError, ArithmeticError) as exc:
-        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        print(f"edgeworth: error: {msg}", file=sys.stderr)
-        return 2
+        return _fail(2, str(exc))
+    except NotApplicable as exc:  # valid input, no method could answer: not a usage error
+        return _fail(1, str(exc) or type(exc).__name__)
+    except (ValueError, OSError) as exc:
+        return _fail(2, str(exc) or type(exc).__name__)
+    except MemoryError:
+        return _fail(1, "out of memory: the computation needs more memory than is available "
+                        "(try --method auto or a smaller problem)")
+    except RecursionError:
+        return _fail(1, "the computation recursed too deeply")
+    except ArithmeticError as exc:
+        return _fail(1, f"the computation failed: {type(exc).__name__}: {exc}")
+    except KeyboardInterrupt:
+        return _fail(1, "interrupted")
+
+
+def _fail(status: int, message: str) -> int:
+    """Print one line on stderr and return ``status``."""
+    lines = message.splitlines()
+    print(f"edgeworth: error: {lines[0] if lines else message}", file=sys.stderr)
+    return status
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -9,8 +9,9 @@ Families (each mechanism reports its family through ``exact_family``):
   :mod:`numeric.pure_dp`; delta parts enter exactly by GDP Eq. 12-13 (f_{eps,delta} =
   f_{eps,0} (x) f_{0,delta}, Eq. 11, so this is exact for the worst-case (eps, delta)-DP step).
 
-Anything else (mixed families, several eps0, subsampled Gaussian) is refused with a clear
-``ValueError``; heterogeneous pure-DP composition is #P-hard (Murtagh, Vadhan 2016).
+Anything else (mixed families, several eps0, subsampled Gaussian) is refused with
+:class:`~numeric.errors.NotApplicable` saying why; heterogeneous pure-DP composition is #P-hard
+(Murtagh, Vadhan 2016).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import numpy as np
 
 from ._validation import as_float_array, check_delta
 from .composition import Composition, compose
+from .errors import NotApplicable
 from .gdp import delta_mu, epsilon_mu
 from .mechanisms.base import DIRECTION_PQ
 from .pure_dp import pure_dp_delta, pure_dp_epsilon
@@ -38,12 +40,12 @@ def exact_family_of(comp: Composition) -> tuple[str, float, int]:
     ``steps`` the number of eps0 > 0 steps.
 
     Raises:
-        ValueError: if no exact answer is available, saying why.
+        NotApplicable: if no exact answer is available, saying why.
     """
     fams = [(m.exact_family(), c, m) for m, c in comp.terms]
     if any(f is None for f, _, _ in fams):
         names = sorted({type(m).__name__ for f, _, m in fams if f is None})
-        raise ValueError(
+        raise NotApplicable(
             f"no exact method for {', '.join(names)}; use --method aea, gdp or clt "
             "(certified bounds come with the certify package)"
         )
@@ -53,19 +55,21 @@ def exact_family_of(comp: Composition) -> tuple[str, float, int]:
     if not active:
         return ("pure", 0.0, 0)
     if len(kinds) > 1:
-        raise ValueError("no exact method for a mix of Gaussian and pure-DP steps; use aea or gdp")
+        raise NotApplicable(
+            "no exact method for a mix of Gaussian and pure-DP steps; use aea or gdp"
+        )
     kind = kinds.pop()
     if kind == "gaussian":
         return ("gaussian", math.sqrt(sum(c * f[1] for f, c in active)), 0)
     eps0s = {f[1] for f, _ in active}
     if len(eps0s) > 1:
-        raise ValueError(
+        raise NotApplicable(
             "exact composition of pure-DP steps with different eps0 is not available in floats "
             "(#P-hard in general); use aea or gdp"
         )
     steps = sum(c for _, c in active)
     if steps > _MAX_PURE_STEPS:
-        raise ValueError(f"exact binomial composition supports up to {_MAX_PURE_STEPS} steps")
+        raise NotApplicable(f"exact binomial composition supports up to {_MAX_PURE_STEPS} steps")
     return ("pure", eps0s.pop(), steps)
 
 

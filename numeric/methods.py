@@ -1,67 +1,70 @@
-"""Registry of accounting methods, extensible by plug-ins through entry points.
+"""The accounting methods and the two entry points :func:`epsilon` and :func:`delta`.
 
-Built-in methods: ``aea`` (Q-only Edgeworth, estimate), ``aea-ea`` (EA paper's two-sided plug-in,
-estimate), ``gdp`` (GDP Thm 3.5 centring, estimate unless Gaussian), ``clt`` (limit theorems,
-estimate unless Gaussian), ``saddlepoint`` (tilted Edgeworth, estimate), ``auto`` (saddlepoint when
-its diagnostics pass, else the ``certified`` plug-in if registered, else the saddlepoint estimate
-with a warning; :mod:`numeric.auto`), ``exact`` (closed forms in floats, refuses otherwise).
-
-Other layers add methods without numeric importing them: a distribution declares an entry point in
-group ``edgeworth.methods`` whose object is a callable taking this module's
-:func:`register_method` (certify registers ``certified`` this way). Plug-ins are loaded lazily by
-:func:`load_plugins`.
+Built-in methods: ``auto`` (the default: exact where a closed form exists, else the saddlepoint
+where its diagnostics pass, else a certified answer within a time budget, else the best estimate
+with a warning; :mod:`numeric.auto`), ``aea`` (Q-only Edgeworth, estimate), ``aea-ea`` (the EA
+paper's two-sided plug-in, estimate), ``saddlepoint`` (tilted Edgeworth, estimate), ``gdp`` (GDP
+Thm 3.5 centring, estimate unless Gaussian), ``clt`` (limit theorems, estimate unless Gaussian),
+``exact`` (closed forms in floats; :class:`~numeric.errors.NotApplicable` otherwise). The
+``certified`` method comes from certify through the ``edgeworth.methods`` entry point
+(:mod:`numeric.registry`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from importlib import metadata
+import dataclasses
 
 from .aea import aea_delta, aea_epsilon
 from .auto import auto_delta, auto_epsilon
 from .clt import clt_delta, clt_epsilon, gdp_delta, gdp_epsilon
+from .composition import compose
 from .exact import exact_delta, exact_epsilon
+from .registry import (
+    METHODS,
+    PLUGIN_ERRORS,
+    AccountingMethod,
+    get_method,
+    load_plugins,
+    register_method,
+)
 from .results import DeltaResult, EpsilonResult
 from .saddlepoint import saddlepoint_delta, saddlepoint_epsilon
 
-__all__ = ["METHODS", "AccountingMethod", "delta", "epsilon", "load_plugins", "register_method"]
+__all__ = [
+    "DEFAULT_METHOD",
+    "METHODS",
+    "PLUGIN_ERRORS",
+    "AccountingMethod",
+    "delta",
+    "epsilon",
+    "load_plugins",
+    "register_method",
+]
+
+DEFAULT_METHOD = "auto"
+"""The method used when none is named: the safe one."""
 
 
-@dataclass(frozen=True)
-class AccountingMethod:
-    """A named way to compute delta(eps) and eps(delta) for a composition.
-
-    ``delta_fn(composition, eps, **options)`` and ``epsilon_fn(composition, delta, **options)``;
-    ``options`` lists the keyword options the method understands (e.g. ``order``).
-    """
-
-    name: str
-    description: str
-    delta_fn: Callable[..., DeltaResult]
-    epsilon_fn: Callable[..., EpsilonResult]
-    options: tuple[str, ...] = ()
+def _aea_ea_delta(comp, eps, order: int = 2) -> DeltaResult:
+    return aea_delta(comp, eps, order=order, variant="aea-ea")
 
 
-METHODS: dict[str, AccountingMethod] = {}
+def _aea_ea_epsilon(comp, delta: float, order: int = 2) -> EpsilonResult:
+    return aea_epsilon(comp, delta, order=order, variant="aea-ea")
 
 
-def register_method(method: AccountingMethod, *, replace: bool = False) -> None:
-    """Add ``method`` to the registry (``replace=True`` to override an existing name)."""
-    if method.name in METHODS and not replace:
-        raise ValueError(f"method {method.name!r} is already registered")
-    METHODS[method.name] = method
-
-
+register_method(AccountingMethod(
+    "auto", "exact if a closed form exists, else the saddlepoint if its diagnostics pass, else "
+    "certified within a time budget (if installed), else the best estimate with a warning",
+    auto_delta, auto_epsilon, ("order", "time_budget"), estimate=False,
+))
 register_method(AccountingMethod(
     "aea", "Q-only approximate Edgeworth accountant (estimate)",
     aea_delta, aea_epsilon, ("order",),
 ))
 register_method(AccountingMethod(
     "aea-ea", "EA paper's two-sided Edgeworth plug-in (estimate; for paper checks)",
-    lambda c, e, order=2: aea_delta(c, e, order=order, variant="aea-ea"),
-    lambda c, d, order=2: aea_epsilon(c, d, order=order, variant="aea-ea"),
-    ("order",),
+    _aea_ea_delta, _aea_ea_epsilon, ("order",),
 ))
 register_method(AccountingMethod(
     "gdp", "GDP Berry-Esseen centring mu (estimate; exact for Gaussian)", gdp_delta, gdp_epsilon
@@ -74,37 +77,9 @@ register_method(AccountingMethod(
     saddlepoint_delta, saddlepoint_epsilon, ("order",),
 ))
 register_method(AccountingMethod(
-    "auto", "saddlepoint if its diagnostics pass, else certified (if installed), else the "
-    "saddlepoint estimate with a warning; never AEA", auto_delta, auto_epsilon, ("order",),
-))
-register_method(AccountingMethod(
     "exact", "closed forms in floating point (Gaussian: GDP; pure DP: binomial)",
-    exact_delta, exact_epsilon,
+    exact_delta, exact_epsilon, estimate=False,
 ))
-
-_plugins_loaded = False
-PLUGIN_ERRORS: list[str] = []
-
-
-def load_plugins() -> None:
-    """Load methods contributed through the ``edgeworth.methods`` entry-point group (once)."""
-    global _plugins_loaded
-    if _plugins_loaded:
-        return
-    _plugins_loaded = True
-    for ep in metadata.entry_points(group="edgeworth.methods"):
-        try:
-            ep.load()(register_method)
-        except Exception as exc:  # a broken plug-in must not break the base layer
-            PLUGIN_ERRORS.append(f"plug-in {ep.name!r} failed to load: {exc}")
-
-
-def _get(method: str) -> AccountingMethod:
-    if method not in METHODS:
-        load_plugins()
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
-    return METHODS[method]
 
 
 def _options(m: AccountingMethod, options: dict) -> dict:
@@ -114,13 +89,53 @@ def _options(m: AccountingMethod, options: dict) -> dict:
     return options
 
 
-def delta(composition, eps, method: str = "aea", **options) -> DeltaResult:
-    """delta(eps) of a composition by the named method (see :data:`METHODS`)."""
-    m = _get(method)
-    return m.delta_fn(composition, eps, **_options(m, options))
+def _with_inputs(res, comp, query: dict, method: str, options: dict):
+    """``res`` with the question recorded in ``inputs`` (results of every method)."""
+    inputs = {"composition": comp.describe(), **query, "method": method,
+              **({"options": dict(options)} if options else {})}
+    try:
+        return dataclasses.replace(res, inputs={**inputs, **dict(getattr(res, "inputs", {}))})
+    except (TypeError, ValueError):  # a plug-in result of another shape keeps its own inputs
+        return res
 
 
-def epsilon(composition, delta: float, method: str = "aea", **options) -> EpsilonResult:
-    """eps(delta) of a composition by the named method (see :data:`METHODS`)."""
-    m = _get(method)
-    return m.epsilon_fn(composition, delta, **_options(m, options))
+def delta(composition, eps, method: str = DEFAULT_METHOD, **options) -> DeltaResult:
+    """delta(eps) of a composition by the named method (see :data:`METHODS`).
+
+    Args:
+        composition: A :class:`~numeric.composition.Composition` or what ``compose`` accepts.
+        eps: A number >= 0 or an array of them.
+        method: A registered method name; ``auto`` (the default) is the safe choice.
+        **options: Options the method takes (e.g. ``order``).
+
+    Returns:
+        The method's result (``DeltaResult``; certify's ``Bound`` for ``certified``).
+
+    Raises:
+        ValueError: on bad input or an unknown method; NotApplicable if the method does not apply.
+    """
+    m = get_method(method)
+    comp = compose(composition)
+    res = m.delta_fn(comp, eps, **_options(m, options))
+    return _with_inputs(res, comp, {"eps": eps}, method, options)
+
+
+def epsilon(composition, delta: float, method: str = DEFAULT_METHOD, **options) -> EpsilonResult:
+    """eps(delta) of a composition by the named method (see :data:`METHODS`).
+
+    Args:
+        composition: A :class:`~numeric.composition.Composition` or what ``compose`` accepts.
+        delta: Target delta in (0, 1).
+        method: A registered method name; ``auto`` (the default) is the safe choice.
+        **options: Options the method takes (e.g. ``order``).
+
+    Returns:
+        The method's result (``EpsilonResult``; certify's ``Bound`` for ``certified``).
+
+    Raises:
+        ValueError: on bad input or an unknown method; NotApplicable if the method does not apply.
+    """
+    m = get_method(method)
+    comp = compose(composition)
+    res = m.epsilon_fn(comp, delta, **_options(m, options))
+    return _with_inputs(res, comp, {"delta": delta}, method, options)

@@ -94,9 +94,10 @@ def parse_one_json(out: str) -> dict:
     return obj
 
 
-def assert_usage_error(rc: int, out: str, err: str, *needles: str) -> str:
-    """Exit status 2, nothing on stdout, one line on stderr naming the problem, no traceback."""
-    assert rc == 2, (rc, out, err)
+def assert_usage_error(rc: int, out: str, err: str, *needles: str, status: int = 2) -> str:
+    """Exit status 2 (bad input; ``status=1``: valid input a method cannot answer), nothing on
+    stdout, one line on stderr naming the problem, no traceback."""
+    assert rc == status, (rc, out, err)
     assert out == ""
     assert "Traceback" not in err
     lines = err.splitlines()
@@ -235,8 +236,12 @@ def test_query_text_output(capsys, query, mech):
     lines = out.splitlines()
     assert lines[0].startswith(f"{query} = ")
     float(lines[0].split()[2])  # the value is a number
-    assert lines[1].strip().startswith("method: aea, order 2;")
-    assert all(line.startswith("  warning: ") for line in lines[2:])
+    # the default method is auto: it names the method that answered and why it was chosen
+    assert lines[1].strip().startswith("method: ")
+    method = lines[1].split()[1].rstrip(";,")
+    assert method in ("exact", "saddlepoint", "certified"), lines[1]
+    assert lines[2].strip().startswith("chosen by auto: "), lines
+    assert all(line.startswith("  warning: ") for line in lines[3:])
 
 
 @pytest.mark.parametrize(
@@ -299,7 +304,8 @@ def test_exact_subsampled_gaussian_is_refused(capsys, query):
         capsys, query, "--mechanism", "subsampled-gaussian", "--sigma", "1", "--rate", "0.01",
         "--steps", "100", target_flag, target, "--method", "exact",
     )
-    assert_usage_error(rc, out, err, "exact", "PoissonSubsampledGaussian")
+    # valid input that the named method cannot answer: exit 1, not the bad-input status 2
+    assert_usage_error(rc, out, err, "exact", "PoissonSubsampledGaussian", status=1)
 
 
 def test_exact_subsampled_gaussian_refused_with_json_too(capsys):
@@ -307,7 +313,7 @@ def test_exact_subsampled_gaussian_refused_with_json_too(capsys):
         capsys, "epsilon", "--mechanism", "subsampled-gaussian", "--sigma", "1", "--rate",
         "0.01", "--steps", "100", "--delta", "1e-5", "--method", "exact", "--json",
     )
-    assert_usage_error(rc, out, err, "exact")
+    assert_usage_error(rc, out, err, "exact", status=1)
 
 
 @pytest.mark.parametrize("order", ["0", "1", "2"])
