@@ -10,42 +10,60 @@ Edgeworth accountant (AEA; an *estimate*), the saddlepoint (tilted-Edgeworth) ac
 exact pure-DP composition in floats, f-DP trade-off functions, and :class:`EdgeworthAccountant`.
 """
 
-from importlib import metadata as _metadata
+from importlib import import_module as _import_module
 
-from .accountant import EdgeworthAccountant
-from .aea import aea_delta, aea_epsilon
-from .clt import clt_delta, clt_epsilon, clt_mu, gdp_delta, gdp_epsilon, gdp_mu
-from .composition import Composition, compose
-from .exact import exact_delta, exact_epsilon
-from .gdp import delta_mu, epsilon_mu, log_delta_mu, poisson_subsampling_clt_mu
-from .mechanisms import (
-    MECHANISMS,
-    ApproxDP,
-    Gaussian,
-    Laplace,
-    Mechanism,
-    PLLRCumulants,
-    PoissonSubsampledGaussian,
-    RandomizedResponse,
-    register_mechanism,
-)
-from .methods import METHODS, AccountingMethod, delta, epsilon, register_method
-from .pure_dp import pure_dp_delta, pure_dp_epsilon
-from .results import DeltaResult, EpsilonResult, Estimate
-from .saddlepoint import saddlepoint_delta, saddlepoint_epsilon
-from .spec import load_spec, parse_spec
-from .tradeoff import eps_delta_tradeoff, gaussian_tradeoff
+# Public name -> defining submodule. Imported on first use (PEP 562), so ``import numeric`` costs
+# almost nothing and a query imports only the modules its method uses.
+_LAZY = {
+    "EdgeworthAccountant": "accountant",
+    "aea_delta": "aea", "aea_epsilon": "aea",
+    "clt_delta": "clt", "clt_epsilon": "clt", "clt_mu": "clt",
+    "gdp_delta": "clt", "gdp_epsilon": "clt", "gdp_mu": "clt",
+    "Composition": "composition", "compose": "composition",
+    "exact_delta": "exact", "exact_epsilon": "exact",
+    "delta_mu": "gdp", "epsilon_mu": "gdp", "log_delta_mu": "gdp",
+    "poisson_subsampling_clt_mu": "gdp",
+    "MECHANISMS": "mechanisms", "ApproxDP": "mechanisms", "Gaussian": "mechanisms",
+    "Laplace": "mechanisms", "Mechanism": "mechanisms", "PLLRCumulants": "mechanisms",
+    "PoissonSubsampledGaussian": "mechanisms", "RandomizedResponse": "mechanisms",
+    "register_mechanism": "mechanisms",
+    "METHODS": "methods", "AccountingMethod": "methods", "delta": "methods",
+    "epsilon": "methods", "register_method": "methods",
+    "NotApplicable": "errors", "BudgetExceeded": "errors",
+    "pure_dp_delta": "pure_dp", "pure_dp_epsilon": "pure_dp",
+    "DeltaResult": "results", "EpsilonResult": "results", "Estimate": "results",
+    "saddlepoint_delta": "saddlepoint", "saddlepoint_epsilon": "saddlepoint",
+    "load_spec": "spec", "parse_spec": "spec",
+    "eps_delta_tradeoff": "tradeoff", "gaussian_tradeoff": "tradeoff",
+}
 
-try:
-    __version__ = _metadata.version("edgeworth-accountant")
-except _metadata.PackageNotFoundError:  # running from a source tree without installation
-    __version__ = "0+unknown"
+
+def __getattr__(name: str):
+    if name == "__version__":
+        from importlib import metadata
+
+        try:
+            return metadata.version("edgeworth-accountant")
+        except metadata.PackageNotFoundError:  # a source tree without installation
+            return "0+unknown"
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'numeric' has no attribute {name!r}")
+    value = getattr(_import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY) | {"__version__"})
+
 
 __all__ = [
     "MECHANISMS",
     "METHODS",
     "AccountingMethod",
     "ApproxDP",
+    "BudgetExceeded",
     "Composition",
     "DeltaResult",
     "EdgeworthAccountant",
@@ -54,6 +72,7 @@ __all__ = [
     "Gaussian",
     "Laplace",
     "Mechanism",
+    "NotApplicable",
     "PLLRCumulants",
     "PoissonSubsampledGaussian",
     "RandomizedResponse",

@@ -13,12 +13,10 @@ Thm 3.5 centring, estimate unless Gaussian), ``clt`` (limit theorems, estimate u
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
+from importlib import import_module
 
-from .aea import aea_delta, aea_epsilon
-from .auto import auto_delta, auto_epsilon
-from .clt import clt_delta, clt_epsilon, gdp_delta, gdp_epsilon
 from .composition import compose
-from .exact import exact_delta, exact_epsilon
 from .registry import (
     METHODS,
     PLUGIN_ERRORS,
@@ -28,7 +26,6 @@ from .registry import (
     register_method,
 )
 from .results import DeltaResult, EpsilonResult
-from .saddlepoint import saddlepoint_delta, saddlepoint_epsilon
 
 __all__ = [
     "DEFAULT_METHOD",
@@ -45,40 +42,52 @@ DEFAULT_METHOD = "auto"
 """The method used when none is named: the safe one."""
 
 
-def _aea_ea_delta(comp, eps, order: int = 2) -> DeltaResult:
-    return aea_delta(comp, eps, order=order, variant="aea-ea")
+def _lazy(target: str, **fixed) -> Callable:
+    """``"module:function"`` of numeric, imported on the first call (a query imports only the
+    modules its method uses); ``fixed`` keyword arguments are passed on every call."""
+    module, name = target.split(":")
+    fn: list[Callable] = []
 
+    def call(*args, **kwargs):
+        if not fn:
+            fn.append(getattr(import_module(f".{module}", __package__), name))
+        return fn[0](*args, **fixed, **kwargs)
 
-def _aea_ea_epsilon(comp, delta: float, order: int = 2) -> EpsilonResult:
-    return aea_epsilon(comp, delta, order=order, variant="aea-ea")
+    call.__name__ = name
+    call.__qualname__ = name
+    return call
 
 
 register_method(AccountingMethod(
     "auto", "exact if a closed form exists, else the saddlepoint if its diagnostics pass, else "
     "certified within a time budget (if installed), else the best estimate with a warning",
-    auto_delta, auto_epsilon, ("order", "time_budget"), estimate=False,
+    _lazy("auto:auto_delta"), _lazy("auto:auto_epsilon"), ("order", "time_budget"),
+    estimate=False,
 ))
 register_method(AccountingMethod(
     "aea", "Q-only approximate Edgeworth accountant (estimate)",
-    aea_delta, aea_epsilon, ("order",),
+    _lazy("aea:aea_delta"), _lazy("aea:aea_epsilon"), ("order",),
 ))
 register_method(AccountingMethod(
     "aea-ea", "EA paper's two-sided Edgeworth plug-in (estimate; for paper checks)",
-    _aea_ea_delta, _aea_ea_epsilon, ("order",),
+    _lazy("aea:aea_delta", variant="aea-ea"), _lazy("aea:aea_epsilon", variant="aea-ea"),
+    ("order",),
 ))
 register_method(AccountingMethod(
-    "gdp", "GDP Berry-Esseen centring mu (estimate; exact for Gaussian)", gdp_delta, gdp_epsilon
+    "gdp", "GDP Berry-Esseen centring mu (estimate; exact for Gaussian)",
+    _lazy("clt:gdp_delta"), _lazy("clt:gdp_epsilon"),
 ))
 register_method(AccountingMethod(
-    "clt", "GDP limit theorems (estimate; exact for Gaussian)", clt_delta, clt_epsilon
+    "clt", "GDP limit theorems (estimate; exact for Gaussian)",
+    _lazy("clt:clt_delta"), _lazy("clt:clt_epsilon"),
 ))
 register_method(AccountingMethod(
     "saddlepoint", "tilted-Edgeworth saddlepoint accountant (estimate; exact for Gaussian)",
-    saddlepoint_delta, saddlepoint_epsilon, ("order",),
+    _lazy("saddlepoint:saddlepoint_delta"), _lazy("saddlepoint:saddlepoint_epsilon"), ("order",),
 ))
 register_method(AccountingMethod(
     "exact", "closed forms in floating point (Gaussian: GDP; pure DP: binomial)",
-    exact_delta, exact_epsilon, estimate=False,
+    _lazy("exact:exact_delta"), _lazy("exact:exact_epsilon"), estimate=False,
 ))
 
 
