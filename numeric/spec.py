@@ -15,9 +15,26 @@ Format (version 1)::
     delta0 = 1e-6
     count = 100
 
-Keys other than ``type`` and ``count`` are the same names as the CLI flags (``sigma``, ``scale``,
-``eps0``, ``delta0``, ``rate``, ``sensitivity``). Malformed or hostile files raise ``ValueError``
-with the file name and the problem; sizes are capped so nothing can hang.
+Keys other than ``type`` and ``count`` are the mechanism's parameters, with the same names as
+the CLI flags (``sigma``, ``scale``, ``eps0``, ``delta0``, ``rate``, ``sensitivity``, or those a
+registered mechanism declares). Numbers are read as exact decimals (digit and exponent budgets):
+float methods use the nearest binary64 number, certified methods the exact value.
+
+A user's own mechanism (e.g. one derived from its density with ``derive``) enters through a
+Python file instead of ``type``::
+
+    [[mechanism]]
+    file = "logistic.py"   # relative to the spec file; it defines MECHANISM
+    mu = 0.2               # parameter values passed to it
+    count = 100
+
+``MECHANISM`` is a numeric :class:`~numeric.mechanisms.base.Mechanism` instance (no parameters),
+an object with a ``compile(**params)`` method returning one (a derive ``MechanismSpec``), or a
+callable ``MECHANISM(**params)`` returning one. The file is executed: name only files you trust
+(a spec that names no file executes nothing).
+
+Malformed or hostile files raise ``ValueError`` with the file name and the problem; sizes are
+capped so nothing can hang.
 """
 
 from __future__ import annotations
@@ -25,19 +42,75 @@ from __future__ import annotations
 import os
 import stat
 import tomllib
+from decimal import Decimal
+from typing import Any
 
 from ._validation import check_count
 from .composition import Composition, compose
-from .mechanisms.base import MECHANISMS
+from .mechanisms.base import MECHANISMS, Mechanism
 
 __all__ = ["MAX_SPEC_BYTES", "load_spec", "parse_spec"]
 
 MAX_SPEC_BYTES = 1 << 20
 _MAX_ENTRIES = 10_000
+_MAX_DIGITS = 200
+_MAX_EXPONENT = 10_000
 
 
-def parse_spec(data: dict, source: str = "<spec>") -> Composition:
+def _number(key: str, value: object) -> float:
+    """A spec number (int, float or exact Decimal) as a float, within the digit budgets."""
+    if isinstance(value, bool) or not isinstance(value, int | float | Decimal):
+        raise ValueError(f"{key} must be a number, got {value!r}")
+    if isinstance(value, int) and abs(value).bit_length() > 3 * _MAX_DIGITS:
+        raise ValueError(f"{key} is too large an integer ({abs(value).bit_length()} bits)")
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            raise ValueError(f"{key} must be finite, got {value}")
+        _, digits, exponent = value.as_tuple()
+        if len(digits) > _MAX_DIGITS or abs(int(exponent)) > _MAX_EXPONENT:
+            raise ValueError(f"{key} has too many digits or too large an exponent")
+    return float(value)
+
+
+def _from_file(path: object, params: dict[str, float], base: str) -> Mechanism:
+    """The mechanism a user's Python file defines as ``MECHANISM`` (see the module docstring)."""
+    if not isinstance(path, str) or not path.endswith(".py"):
+        raise ValueError(f"file must name a Python file (*.py), got {path!r}")
+    full = path if os.path.isabs(path) else os.path.join(base, path)
+    if not os.path.isfile(full):
+        raise ValueError(f"file {path!r} not found (looked for {full!r})")
+    import runpy
+
+    try:
+        namespace = runpy.run_path(full)
+    except Exception as exc:  # the user's file failed: one line naming it
+        raise ValueError(f"{path}: could not run the file: {type(exc).__name__}: {exc}") from None
+    obj: Any = namespace.get("MECHANISM")
+    if obj is None:
+        raise ValueError(f"{path}: the file must define MECHANISM")
+    if isinstance(obj, Mechanism):
+        if params:
+            raise ValueError(f"{path}: MECHANISM is a mechanism instance; it takes no parameters "
+                             f"(got {sorted(params)})")
+        return obj
+    build = getattr(obj, "compile", None) or (obj if callable(obj) else None)
+    if build is None:
+        raise ValueError(f"{path}: MECHANISM must be a Mechanism, have compile(**params), or be "
+                         f"callable; got {type(obj).__name__}")
+    mech = build(**params)
+    if not isinstance(mech, Mechanism):
+        raise ValueError(f"{path}: MECHANISM(**params) returned {type(mech).__name__}, not a "
+                         "numeric Mechanism")
+    return mech
+
+
+def parse_spec(data: dict, source: str = "<spec>", *, base_dir: str | None = None) -> Composition:
     """Build a composition from parsed spec data.
+
+    Args:
+        data: Parsed TOML (numbers may be ``Decimal``).
+        source: Name used in error messages.
+        base_dir: Directory against which ``file`` entries resolve (default: the current one).
 
     Raises:
         ValueError: naming ``source`` and the offending entry.
@@ -60,21 +133,35 @@ def parse_spec(data: dict, source: str = "<spec>") -> Composition:
         if not isinstance(entry, dict):
             raise ValueError(f"{where} must be a table")
         kind = entry.get("type")
-        if not isinstance(kind, str) or kind not in MECHANISMS:
+        if "file" in entry:
+            if kind is not None:
+                raise ValueError(f"{where}: give either type or file, not both")
+        elif not isinstance(kind, str) or kind not in MECHANISMS:
             raise ValueError(f"{where}: type must be one of {sorted(MECHANISMS)}, got {kind!r}")
         if "count" not in entry:
             raise ValueError(f"{where}: missing count")
         try:
-            count = check_count("count", entry["count"])
-            params = {k: v for k, v in entry.items() if k not in ("type", "count")}
-            for k, v in params.items():
-                if isinstance(v, bool) or not isinstance(v, int | float):
-                    raise ValueError(f"{k} must be a number, got {v!r}")
-            mech = MECHANISMS[kind].build(params)
+            count = check_count("count", _count_value(entry["count"]))
+            params = {k: _number(k, v) for k, v in entry.items()
+                      if k not in ("type", "count", "file")}
+            if "file" in entry:
+                mech = _from_file(entry["file"], params, base_dir or os.getcwd())
+            else:
+                mech = MECHANISMS[kind].build(params)
         except ValueError as exc:
             raise ValueError(f"{where}: {exc}") from None
         terms.append((mech, count))
     return compose(terms)
+
+
+def _count_value(value: object) -> object:
+    """TOML counts: an integer, or an exact decimal such as 1e4 (refused if not whole)."""
+    if isinstance(value, Decimal):
+        _number("count", value)
+        if value != value.to_integral_value():
+            raise ValueError(f"count must be a whole number, got {value}")
+        return int(value)
+    return value
 
 
 def load_spec(path: str | os.PathLike) -> Composition:
@@ -95,9 +182,9 @@ def load_spec(path: str | os.PathLike) -> Composition:
     except OSError as exc:
         raise ValueError(f"cannot read spec file {path!r}: {exc.strerror or exc}") from None
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        data = tomllib.loads(raw.decode("utf-8"), parse_float=Decimal)
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ValueError(f"{path}: malformed TOML: {exc}") from None
     except RecursionError:
         raise ValueError(f"{path}: malformed TOML: nesting too deep") from None
-    return parse_spec(data, path)
+    return parse_spec(data, path, base_dir=os.path.dirname(os.path.abspath(path)))

@@ -1,0 +1,89 @@
+"""Spec files: exact decimal numbers, a user's mechanism from a Python file, hostile numbers."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from numeric import Gaussian, compose, epsilon, load_spec
+from numeric.cli import main
+
+_TOY = '''
+from dataclasses import dataclass
+
+from numeric import Gaussian
+
+
+@dataclass(frozen=True)
+class Doubled(Gaussian):
+    """A user's mechanism: a Gaussian whose noise is given as a variance."""
+
+
+def MECHANISM(variance):
+    return Doubled(sigma=variance ** 0.5)
+'''
+
+
+def _write(tmp_path, name: str, text: str):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def test_spec_names_a_python_file_defining_mechanism(tmp_path, capsys):
+    _write(tmp_path, "toy.py", _TOY)
+    spec = _write(tmp_path, "comp.toml", """
+        [[mechanism]]
+        file = "toy.py"
+        variance = 4.0
+        count = 10
+    """)
+    comp = load_spec(spec)
+    (mech, count), = comp.terms
+    assert count == 10 and mech.sigma == 2.0
+    want = epsilon(compose([(Gaussian(2.0), 10)]), 1e-5, "exact").epsilon
+    assert main(["epsilon", "--spec", str(spec), "--delta", "1e-5", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["epsilon"] == want and out["method"] == "exact"
+
+
+@pytest.mark.parametrize(
+    ("entry", "needle"),
+    [
+        ('file = "missing.py"\ncount = 1', "not found"),
+        ('file = "toy.txt"\ncount = 1', "Python file"),
+        ('file = "bad.py"\ncount = 1', "could not run"),
+        ('file = "nomech.py"\ncount = 1', "MECHANISM"),
+        ('type = "gaussian"\nfile = "toy.py"\ncount = 1', "either type or file"),
+        ('type = "gaussian"\nsigma = 1e-999999999\ncount = 1', "exponent"),
+        ('type = "gaussian"\nsigma = 123456789012345678901234567890123456789012345678901234567'
+         '8901234567890123456789012345678901234567890123456789012345678901234567890123456789012'
+         '3456789012345678901234567890123456789012345678901234567890123456789012345678901234567'
+         '890123456789012345678901234567890123456789012345678901234567890\ncount = 1',
+         "too large an integer"),
+        ('type = "gaussian"\nsigma = 1.0\ncount = 1.5e0', "whole number"),
+    ],
+)
+def test_bad_file_entries_are_clear_errors(tmp_path, capsys, entry, needle):
+    _write(tmp_path, "toy.py", _TOY)
+    _write(tmp_path, "bad.py", "raise RuntimeError('boom')\n")
+    _write(tmp_path, "nomech.py", "X = 1\n")
+    spec = tmp_path / "comp.toml"
+    spec.write_text("[[mechanism]]\n" + entry + "\n")
+    rc = main(["epsilon", "--spec", str(spec), "--delta", "1e-5"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in err and len(err.splitlines()) == 1
+    assert needle in err, err
+
+
+def test_spec_numbers_are_read_exactly_and_used_as_floats(tmp_path):
+    spec = _write(tmp_path, "comp.toml", """
+        [[mechanism]]
+        type = "randomized-response"
+        eps0 = 0.1
+        count = 1e1
+    """)
+    (mech, count), = load_spec(spec).terms
+    assert mech.eps == 0.1 and count == 10
