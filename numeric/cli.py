@@ -26,7 +26,8 @@ import json
 import math
 import sys
 import time
-from decimal import Decimal, InvalidOperation
+import warnings
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, InvalidOperation
 from importlib import metadata
 
 from ._validation import check_count
@@ -232,7 +233,26 @@ def _certified_row(comp: Composition, delta: float) -> str:
     lo = float(d["lower"]) if d["lower"] is not None else -math.inf
     hi = float(d["upper"]) if d["upper"] is not None else math.inf
     what = "vacuous here (EEAI needs larger delta or m)" if d["vacuous"] else "proven bound"
-    return f"  {'certified interval':<34} [{lo:.4g}, {hi:.4g}]  {ms:8.1f} ms   {what}"
+    return f"  {'certified interval':<34} {_interval_text(lo, hi)}  {ms:8.1f} ms   {what}"
+
+
+def _outward(x: float, digits: int, rounding: str) -> str:
+    if not math.isfinite(x):
+        return str(x)
+    if x == 0.0:
+        return "0"
+    d = Decimal(x)
+    quantum = Decimal(1).scaleb(d.adjusted() - digits + 1)
+    return str(d.quantize(quantum, rounding=rounding).normalize())
+
+
+def _interval_text(lo: float, hi: float) -> str:
+    """[lo, hi] rounded outward (lower end down, upper end up) with the fewest significant
+    digits (>= 6) that tell the two ends apart, so the printed interval contains the true one."""
+    digits = 6
+    while digits < 17 and _outward(lo, digits, ROUND_FLOOR) == _outward(hi, digits, ROUND_CEILING):
+        digits += 1
+    return f"[{_outward(lo, digits, ROUND_FLOOR)}, {_outward(hi, digits, ROUND_CEILING)}]"
 
 
 def _run_demo(args) -> int:
@@ -277,7 +297,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
-        return int(args.handler(args) or 0)
+        with warnings.catch_warnings():
+            # numpy's floating-point RuntimeWarnings (with file paths) are not for users: every
+            # result that loses accuracy says so in its own warnings
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return int(args.handler(args) or 0)
     except _UsageError as exc:
         return _fail(2, str(exc))
     except NotApplicable as exc:  # valid input, no method could answer: not a usage error
