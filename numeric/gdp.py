@@ -24,9 +24,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from ._validation import as_float_array, check_count, check_delta, check_positive, check_rate
+from .solvers import brentq
 from .special import log_normal_hockey_stick, normal_hockey_stick
 
 __all__ = ["delta_mu", "epsilon_mu", "log_delta_mu", "poisson_subsampling_clt_mu"]
@@ -95,7 +96,7 @@ def epsilon_mu(mu: float, delta: float) -> float:
     def g(e: float) -> float:
         return float(log_normal_hockey_stick(e / mu - 0.5 * mu, mu)) - log_target
 
-    root = optimize.brentq(g, 0.0, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=200)
+    root = brentq(g, 0.0, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=200)
     # Newton polish on log delta: d/d eps log delta = -e^eps Phi(-eps/mu - mu/2) / delta_mu.
     for _ in range(2):
         logd = float(log_normal_hockey_stick(root / mu - 0.5 * mu, mu))
