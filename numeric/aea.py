@@ -55,6 +55,7 @@ ESTIMATE_NOTE = (
 )
 VARIANTS = ("q-only", "aea-ea")
 _CANCEL_WARN = 1e6
+_POINT_MASS_RATIO = 1e-12  # sigma below this times max(|K1|, 1): the law of S is a point mass
 
 
 @dataclass(frozen=True)
@@ -73,8 +74,10 @@ class _Profile:
         self, eps: np.ndarray, variant: str, cancellation: bool = True
     ) -> tuple[np.ndarray, np.ndarray]:
         eps = np.asarray(eps, dtype=float)
-        if self.trivial:
-            return np.zeros_like(eps), np.ones_like(eps)
+        if self.trivial:  # S = K1 almost surely: delta(eps) = E_Q(1 - e^{eps - S})_+ exactly
+            with np.errstate(over="ignore"):
+                vals = np.maximum(-np.expm1(np.minimum(eps - self.k1, 0.0)), 0.0)
+            return vals, np.ones_like(eps)
         if variant == "q-only":
             vals, cancel = q_only_delta((eps - self.k1) / self.sigma, self.sigma, self.coeffs,
                                         cancellation=cancellation)
@@ -120,8 +123,10 @@ def _profiles(comp: Composition, order: int) -> list[_Profile]:
     out = []
     for direction in comp.directions:
         kx, ky = comp.cumulants(need, direction)
-        if ky[1] == 0.0 and kx[1] == 0.0:
-            out.append(_Profile(direction, 0.0, 0.0, {}, None, {}, True))
+        if not (ky[1] > (_POINT_MASS_RATIO * max(abs(ky[0]), 1.0)) ** 2):
+            # a (numerically) degenerate law, e.g. randomized response with eps0 >~ 40, whose
+            # minority outcome has probability below 1e-17: S_Y is the point mass K1
+            out.append(_Profile(direction, float(ky[0]), 0.0, {}, None, {}, True))
             continue
         k1, sigma, lam = standardize(ky)
         coeffs = series_coefficients(lam, order)
@@ -133,6 +138,13 @@ def _profiles(comp: Composition, order: int) -> list[_Profile]:
 
 def _diagnostics(comp: Composition, profiles: list[_Profile]) -> list[str]:
     warns = []
+    for p in profiles:
+        if p.trivial and p.k1 != 0.0:
+            warns.append(
+                f"{p.direction}: the privacy-loss variance is negligible against its mean "
+                f"(K1 = {p.k1:.6g}): the composed loss is treated as the point mass K1, exact up "
+                "to the neglected minority outcomes (use the exact or certified method to check)"
+            )
     if comp.lattice:
         warns.append(
             "the PLLR has atoms (lattice/atomic law); the Edgeworth approximation smooths them "
@@ -273,8 +285,8 @@ def aea_epsilon(
     target = (delta - d) / (1.0 - d)
     per_dir: dict[str, float] = {}
     for p in profiles:
-        if p.trivial:
-            per_dir[p.direction] = 0.0
+        if p.trivial:  # point mass at K1: delta(eps) = 1 - e^{eps - K1} for eps < K1
+            per_dir[p.direction] = max(0.0, p.k1 + math.log1p(-target))
             continue
         hi = _search_hi(p, target, variant)
         points = int(np.clip(math.ceil(hi / (0.02 * p.sigma)), 512, 20001))

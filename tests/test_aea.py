@@ -176,3 +176,22 @@ def test_vectorized_delta_matches_scalar_and_round_trip():
 def test_eps_zero_when_delta_already_met():
     res = aea_epsilon([(Gaussian(100.0), 1)], 0.5)
     assert res.epsilon == 0.0
+
+
+@pytest.mark.parametrize("eps0", [99.0, 1000.0, 1e4])
+@pytest.mark.parametrize("variant", ["q-only", "aea-ea"])
+def test_huge_eps0_is_a_point_mass_not_a_silent_zero(eps0, variant):
+    # e^-eps0 underflows: S_Y = m eps0 almost surely, so delta(eps) = 1 - e^(eps - m eps0) and
+    # eps(delta) = m eps0 + log(1 - delta) (the minority outcomes have probability < 1e-40)
+    from numeric import RandomizedResponse
+
+    comp = compose([(RandomizedResponse(eps0), 10)])
+    res = aea_epsilon(comp, 1e-5, variant=variant)
+    want = 10 * eps0 + math.log1p(-1e-5)
+    assert res.epsilon == pytest.approx(want, rel=1e-14)
+    assert any("point mass" in w for w in res.warnings)
+    d = aea_delta(comp, [0.0, want, 10 * eps0], variant=variant).delta
+    # at eps = want the query itself carries an absolute rounding error of ulp(want)
+    assert d[0] == pytest.approx(1.0, abs=1e-300)
+    assert d[1] == pytest.approx(1e-5, abs=2 * math.ulp(want))
+    assert d[2] == 0.0
