@@ -25,7 +25,8 @@ import numpy as np
 
 from ._validation import as_float_array, check_delta
 from .composition import Composition, compose
-from .gdp import delta_mu, epsilon_mu
+from .errors import NotApplicable
+from .gdp import MAX_MU, delta_mu, epsilon_mu
 from .mechanisms.base import DIRECTION_PQ
 from .results import DeltaResult, EpsilonResult
 
@@ -39,9 +40,25 @@ def gdp_mu(composition) -> tuple[float, str, dict[str, float]]:
     for direction in comp.directions:
         kx, _ = comp.cumulants(2, direction)
         var = kx[1]
+        if not (var > 0.0) and kx[0] != 0.0:
+            raise NotApplicable(
+                f"the GDP centring mu is undefined: the privacy loss has KL {-kx[0]:.6g} but no "
+                "variance (a point mass, e.g. randomized response with eps0 >~ 40); use the exact "
+                "method"
+            )
         per[direction] = 2.0 * (-kx[0]) / math.sqrt(var) if var > 0.0 else 0.0
     direction = max(per, key=per.get)
     return per[direction], direction, per
+
+
+def _check_mu(method: str, mu: float) -> float:
+    if not (mu <= MAX_MU):
+        raise NotApplicable(
+            f"the {method} approximation gives mu = {mu:.6g} > {MAX_MU:g}: the per-step privacy "
+            "loss is far outside the central-limit regime; use the exact, saddlepoint or "
+            "certified method"
+        )
+    return mu
 
 
 def clt_mu(composition) -> float:
@@ -110,6 +127,7 @@ def gdp_delta(composition, eps) -> DeltaResult:
     """delta(eps) from the GDP Thm 3.5 mu and the exact delta part (Eq. 12-13)."""
     comp = compose(composition)
     mu, direction, per = gdp_mu(comp)
+    _check_mu("gdp", mu)
     return _result_delta("gdp", mu, comp.delta_part, direction, per, comp, eps)
 
 
@@ -117,18 +135,19 @@ def gdp_epsilon(composition, delta: float) -> EpsilonResult:
     """eps(delta) from the GDP Thm 3.5 mu and the exact delta part (Eq. 12-13)."""
     comp = compose(composition)
     mu, direction, per = gdp_mu(comp)
+    _check_mu("gdp", mu)
     return _result_eps("gdp", mu, comp.delta_part, direction, per, comp, delta)
 
 
 def clt_delta(composition, eps) -> DeltaResult:
     """delta(eps) from the limit theorems (GDP Thm 3.6; Bu et al. 2020 Thm 5)."""
     comp = compose(composition)
-    mu = clt_mu(comp)
+    mu = _check_mu("clt", clt_mu(comp))
     return _result_delta("clt", mu, _clt_delta_part(comp), DIRECTION_PQ, {}, comp, eps)
 
 
 def clt_epsilon(composition, delta: float) -> EpsilonResult:
     """eps(delta) from the limit theorems (GDP Thm 3.6; Bu et al. 2020 Thm 5)."""
     comp = compose(composition)
-    mu = clt_mu(comp)
+    mu = _check_mu("clt", clt_mu(comp))
     return _result_eps("clt", mu, _clt_delta_part(comp), DIRECTION_PQ, {}, comp, delta)

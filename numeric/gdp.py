@@ -30,9 +30,9 @@ from ._validation import as_float_array, check_count, check_delta, check_positiv
 from .solvers import brentq
 from .special import log_normal_hockey_stick, normal_hockey_stick
 
-__all__ = ["delta_mu", "epsilon_mu", "log_delta_mu", "poisson_subsampling_clt_mu"]
+__all__ = ["MAX_MU", "delta_mu", "epsilon_mu", "log_delta_mu", "poisson_subsampling_clt_mu"]
 
-_MAX_MU = 1e6  # eps ~ mu^2 / 2 ~ 5e11 at the cap; beyond it eps loses meaning in doubles
+MAX_MU = 1e6  # eps ~ mu^2 / 2 ~ 5e11 at the cap; beyond it eps loses meaning in doubles
 
 
 def delta_mu(mu: float, eps: float | np.ndarray) -> float | np.ndarray:
@@ -84,8 +84,8 @@ def epsilon_mu(mu: float, delta: float) -> float:
         eps >= 0 (0 when delta_mu(0) <= delta already).
     """
     mu = check_positive("mu", mu)
-    if not mu <= _MAX_MU:
-        raise ValueError(f"mu must be <= {_MAX_MU:g} for epsilon_mu, got {mu!r}")
+    if not mu <= MAX_MU:
+        raise ValueError(f"mu must be <= {MAX_MU:g} for epsilon_mu, got {mu!r}")
     delta = check_delta("delta", delta)
     log_target = math.log(delta)
     if float(log_normal_hockey_stick(-0.5 * mu, mu)) <= log_target:
