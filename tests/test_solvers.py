@@ -58,3 +58,17 @@ def test_endpoint_roots_and_bad_input():
         brentq(lambda x: x, -1.0, 1.0, xtol=1e-12, rtol=1e-17, maxiter=10)
     with pytest.raises(ArithmeticError):
         brentq(lambda x: math.exp(5 * x) - 2.0, 0.0, 1.0, xtol=1e-15, rtol=1e-15, maxiter=2)
+
+
+def test_vanishing_secant_denominators_bisect_like_scipy(monkeypatch):
+    # In the AEA search at delta = 1e-300 the surrogate underflows to equal values, so a secant
+    # denominator vanishes: C divides to inf/NaN and bisects, Python would raise
+    # ZeroDivisionError. The iterates must still match SciPy's.
+    from numeric import PoissonSubsampledGaussian, compose, solvers
+    from numeric.aea import aea_epsilon
+
+    comp = compose([(PoissonSubsampledGaussian(1.0, 0.01), 1000)])
+    ours = aea_epsilon(comp, 1e-300).per_direction
+    monkeypatch.setattr(solvers, "brentq", optimize.brentq)
+    theirs = aea_epsilon(comp, 1e-300).per_direction
+    assert {k: v.hex() for k, v in ours.items()} == {k: v.hex() for k, v in theirs.items()}
