@@ -9,17 +9,23 @@ kappa_1(X) = -KL(P||Q) <= 0 <= KL(Q||P) = kappa_1(Y).
 The swapped pair (Q, P) has PLLR -L, so its X is -Y and its Y is -X: kappa_k(X') = (-1)^k
 kappa_k(Y) and kappa_k(Y') = (-1)^k kappa_k(X). Symmetric pairs (Y =d -X) need one direction only.
 
-Adding a mechanism touches its own module and one :func:`register_mechanism` call.
+Adding a mechanism touches its own module and one :func:`register_mechanism` call. Each
+mechanism's knowledge lives in its own module: its cumulants, and -- optionally -- the
+capabilities of the :class:`Mechanism` contract below (its CGF for the saddlepoint accountant,
+the essential range of its PLLR, its Poisson sampling rate).
 """
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
+
+from ..errors import NotApplicable
 
 __all__ = [
     "DIRECTION_PQ",
@@ -28,6 +34,8 @@ __all__ = [
     "Mechanism",
     "MechanismEntry",
     "PLLRCumulants",
+    "clear_cgf_caches",
+    "register_cgf_cache",
     "register_mechanism",
 ]
 
@@ -80,18 +88,37 @@ def symmetric_cumulants(x: np.ndarray) -> PLLRCumulants:
 
 
 class Mechanism(ABC):
-    """A dominating pair (P, Q) described by its PLLR law.
+    r"""A dominating pair (P, Q) described by its PLLR law.
 
     Subclasses are frozen dataclasses validated in ``__post_init__``. Class attributes:
 
     * ``symmetric`` -- Y =d -X, so one pair order suffices;
     * ``lattice`` -- the PLLR has atoms (Edgeworth approximations ignore lattice effects);
-    * ``max_order`` -- highest cumulant order available (None = any).
+    * ``max_order`` -- highest cumulant order available (None = any);
+    * ``cgf_closed_form`` -- :meth:`cgf_batch` is a closed form, so new tilts are cheap (no
+      quadrature; the saddlepoint accountant then evaluates a few extra tilts near its guess);
+    * ``purely_atomic`` -- the PLLR is purely atomic (a two-point law: randomized response,
+      ApproxDP), so the composed PLLR is a lattice the saddlepoint's smooth density ignores.
+
+    The contract (every method below except :meth:`_cumulants` has a default; a capability
+    that is absent raises :class:`~numeric.errors.NotApplicable`):
+
+    * :meth:`pllr_cumulants` -- cumulants of X = L under P and Y = L under Q (required,
+      through :meth:`_cumulants`);
+    * :meth:`cgf_batch` -- the CGF :math:`K_Y(t) = \log E_Q e^{tY}` and its derivatives at a
+      batch of tilts (the saddlepoint accountant needs it; default: NotApplicable);
+    * :meth:`pllr_sup`, :meth:`pllr_inf` -- the essential supremum and infimum of L (default
+      +inf, and -sup for symmetric pairs, else -inf);
+    * :attr:`poisson_rate` -- the Poisson sampling rate (< 1) of a subsampled mechanism, else
+      None (the saddlepoint's "few sampled steps" diagnostic);
+    * :attr:`delta_part`, :meth:`exact_family`, :meth:`clt_mu_squared`, :meth:`describe`.
     """
 
     symmetric: ClassVar[bool] = True
     lattice: ClassVar[bool] = False
     max_order: ClassVar[int | None] = None
+    cgf_closed_form: ClassVar[bool] = False
+    purely_atomic: ClassVar[bool] = False
 
     @abstractmethod
     def _cumulants(self, order: int) -> PLLRCumulants:
@@ -117,6 +144,62 @@ class Mechanism(ABC):
                 f"order must be <= {self.max_order} for {type(self).__name__}, got {order}"
             )
         return self._cumulants(order)
+
+    def cgf_batch(self, t: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+        r"""CGF :math:`K_Y(t) = \log E_Q e^{tY}` of one step's PLLR under Q, and its derivatives.
+
+        For the mechanism's own (P, Q) order; the swapped pair's CGF is :math:`K_Y(-1 - t)`
+        (:mod:`numeric.cgf`). The derivatives are the cumulants of the tilted law
+        :math:`dQ_t = e^{tY - K_Y(t)} dQ` (Daniels, *Saddlepoint approximations in statistics*,
+        Ann. Math. Statist. 25, 1954). Identities: K_Y(0) = K_Y(-1) = 0 (the latter is
+        :math:`\log E_P 1`), :math:`K_Y'(0) = \kappa_1(Y)`, :math:`K_Y'(-1) = \kappa_1(X)`.
+
+        Args:
+            t: Tilts, a 1-D array of finite floats (any real t where K_Y is finite).
+            n: Highest derivative, whole number >= 1.
+
+        Returns:
+            ``(K, D)``: K[i] = K_Y(t_i) and D[i, j - 1] = K_Y^{(j)}(t_i), j = 1..n.
+
+        Raises:
+            NotApplicable: if the mechanism has no CGF (the default): the saddlepoint method
+                does not apply; use aea.
+        """
+        raise NotApplicable(
+            f"{type(self).__name__} has no CGF; the saddlepoint method does not apply; use aea "
+            "(method 'aea') for this mechanism"
+        )
+
+    @property
+    def has_cgf(self) -> bool:
+        """True when the class implements :meth:`cgf_batch` (overrides the default)."""
+        return type(self).cgf_batch is not Mechanism.cgf_batch
+
+    def pllr_sup(self) -> float:
+        """Essential supremum of the PLLR L (delta(eps) = 0 for eps beyond m times it).
+
+        Returns:
+            ess sup L; +inf (the default) when L is unbounded above.
+        """
+        return math.inf
+
+    def pllr_inf(self) -> float:
+        """Essential infimum of the PLLR L (its negative bounds the swapped pair's PLLR).
+
+        Returns:
+            ess inf L; the default is ``-pllr_sup()`` for symmetric pairs (L =d -L under the
+            swap), else -inf.
+        """
+        return -self.pllr_sup() if self.symmetric else -math.inf
+
+    @property
+    def poisson_rate(self) -> float | None:
+        """Poisson sampling rate p < 1 of a Poisson-subsampled mechanism, else None.
+
+        The saddlepoint accountant's "one big step" diagnostic counts the expected number of
+        sampled steps sum(p m) of compositions made only of such mechanisms.
+        """
+        return None
 
     @property
     def delta_part(self) -> float:
@@ -191,3 +274,27 @@ def register_mechanism(
         return cls
 
     return deco
+
+
+_CGF_CACHES: list[Callable[[], object]] = []
+
+
+def register_cgf_cache(cache: Callable[..., object]) -> Callable[..., object]:
+    """Decorator: register a mechanism module's CGF cache (any object with ``cache_clear()``,
+    e.g. a :func:`functools.lru_cache` function) so that :func:`clear_cgf_caches` empties it.
+
+    Args:
+        cache: The cached object; returned unchanged.
+
+    Returns:
+        ``cache``.
+    """
+    _CGF_CACHES.append(cache.cache_clear)
+    return cache
+
+
+def clear_cgf_caches() -> None:
+    """Empty every registered mechanism CGF cache (:func:`numeric.cgf.clear_cgf_cache` calls
+    this; results never depend on these caches, only the cost of the next query does)."""
+    for clear in _CGF_CACHES:
+        clear()

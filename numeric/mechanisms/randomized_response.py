@@ -8,18 +8,27 @@ moments are exact: mu_k = (2 eps0)^k a (1-a) [(1-a)^{k-1} + (-1)^k a^{k-1}].
 
 ApproxDP(eps, delta): f_{eps,delta} = f_{eps,0} (x) f_{0,delta} (GDP Eq. 11), so it is randomized
 response for the pure part plus a delta part composed exactly by Eq. 12-13.
+
+CGF (the saddlepoint accountant): Y = L under Q is +eps0 with probability expit(eps0), else
+-eps0, so :math:`K_Y(t) = \log(\operatorname{expit}(\varepsilon_0) e^{t\varepsilon_0} +
+\operatorname{expit}(-\varepsilon_0) e^{-t\varepsilon_0})` and the tilted law is two-point with
+log-weights :math:`\pm t\varepsilon_0 + \log\operatorname{expit}(\pm\varepsilon_0)`; its
+cumulants are K_Y's derivatives (exponential tilting; Daniels, Ann. Math. Statist. 25, 1954).
+The PLLR is bounded: ess sup L = eps0 = -ess inf L.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from scipy import special
 
 from .._generated.builtin_cumulants import randomized_response_cumulants_x
 from .._validation import check_nonnegative, check_positive
-from ..moments import cumulants_from_central_moments
+from ..moments import cumulants_from_central_moments, tilted_cumulants
 from .base import Mechanism, PLLRCumulants, register_mechanism, symmetric_cumulants
 
 __all__ = ["ApproxDP", "RandomizedResponse"]
@@ -38,6 +47,16 @@ def _two_point_cumulants(eps0: float, order: int) -> np.ndarray:
     return cumulants_from_central_moments(mean, central)
 
 
+def _two_point_cgf_batch(eps0: float, t: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """K_Y and K_Y^{(1..n)} of the two-point PLLR +-eps0 at every tilt of ``t`` (module
+    docstring)."""
+    if eps0 == 0.0:
+        return np.zeros(t.size), np.zeros((t.size, n))
+    log_expit = -math.log1p(math.exp(-eps0))  # log expit(eps0); log expit(-eps0) = it - eps0
+    logw = np.stack([t * eps0 + log_expit, -t * eps0 - eps0 + log_expit], axis=1)
+    return tilted_cumulants(np.array([eps0, -eps0]), logw, n)
+
+
 @register_mechanism("randomized-response", {"eps0": "eps"}, required=("eps0",))
 @dataclass(frozen=True)
 class RandomizedResponse(Mechanism):
@@ -49,12 +68,22 @@ class RandomizedResponse(Mechanism):
 
     eps: float
     lattice = True
+    cgf_closed_form: ClassVar[bool] = True
+    purely_atomic: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "eps", check_positive("eps", self.eps))
 
     def _cumulants(self, order: int) -> PLLRCumulants:
         return symmetric_cumulants(_two_point_cumulants(self.eps, order))
+
+    def cgf_batch(self, t: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """CGF of the two-point PLLR +-eps0 and its derivatives (module docstring)."""
+        return _two_point_cgf_batch(self.eps, t, n)
+
+    def pllr_sup(self) -> float:
+        """eps0 (the PLLR is +-eps0)."""
+        return self.eps
 
     def exact_family(self) -> tuple[str, float]:
         return ("pure", self.eps)
@@ -80,6 +109,8 @@ class ApproxDP(Mechanism):
     eps: float
     delta: float
     lattice = True
+    cgf_closed_form: ClassVar[bool] = True
+    purely_atomic: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "eps", check_nonnegative("eps", self.eps))
@@ -96,6 +127,15 @@ class ApproxDP(Mechanism):
         if self.eps == 0.0:
             return symmetric_cumulants(np.zeros(order))
         return symmetric_cumulants(_two_point_cumulants(self.eps, order))
+
+    def cgf_batch(self, t: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """CGF of the pure part's two-point PLLR +-eps (module docstring; the delta part
+        enters the profile separately, GDP Eq. 13)."""
+        return _two_point_cgf_batch(self.eps, t, n)
+
+    def pllr_sup(self) -> float:
+        """eps (the pure part's PLLR is +-eps)."""
+        return self.eps
 
     def exact_family(self) -> tuple[str, float]:
         return ("pure", self.eps)

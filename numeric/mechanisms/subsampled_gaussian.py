@@ -19,6 +19,18 @@ Tail control: outside [-40, mu + 40] both P and Q have mass below 2 * Phi(-40) <
 |L(x)| <= max(-log(1-p), mu |x|), so the neglected part of every moment of order <= 16 is below
 1e-300 -- far below rounding. Identity checks (tested): E_P[e^L] = 1 (K_X(1) = 0) and the exact
 integer moments E_P[e^{kL}] = sum_j C(k,j) (1-p)^{k-j} p^j e^{j(j-1) mu^2/2}.
+
+CGF of Y = L under Q (the saddlepoint accountant; MATH.md section 4; Mironov, Talwar, Zhang
+2019): :math:`K_Y(t) = \log E_Q e^{tL} = \log E_P e^{(t+1)L}`, by composite Gauss-Legendre
+quadrature over [-13, X] with X >= max(t+1, 1) mu + 13 (panels of fixed width min(1/2, 1/mu)
+from -13, 12 nodes each, so a longer rule extends a shorter one; the P-mass below -13 is
+< 1e-38) with K = log1p(E_P[expm1((t+1)L)]) to keep relative precision for small rates; its
+derivatives are the cumulants of the tilted law (weights e^{(t+1)L} phi on the nodes). At rate 1
+the pair is Gaussian and the closed form of :mod:`numeric.mechanisms.gaussian` is used. The rule
+(nodes, PLLR values and Gaussian weights; independent of t) is kept per (mu, rate) in a small
+least-recently-used cache (:func:`numeric.cgf.clear_cgf_cache` empties it); it holds exact
+values, identical however far the rule has been extended, so sharing it never moves a result.
+L = log1p(p expm1(u)) > log(1 - p): ess inf L = log(1 - p), ess sup L = +inf.
 """
 
 from __future__ import annotations
@@ -30,8 +42,13 @@ from functools import lru_cache
 import numpy as np
 
 from .._validation import check_positive, check_rate
-from ..moments import cumulants_from_central_moments, gauss_legendre_panels
-from .base import Mechanism, PLLRCumulants, register_mechanism
+from ..moments import (
+    cumulants_from_central_moments,
+    cumulants_from_weights,
+    gauss_legendre_panels,
+)
+from .base import Mechanism, PLLRCumulants, register_cgf_cache, register_mechanism
+from .gaussian import gaussian_cgf_batch
 
 __all__ = ["PoissonSubsampledGaussian", "subsampled_gaussian_pllr"]
 
@@ -161,6 +178,170 @@ def _cached_cumulants(mu: float, rate: float, order: int) -> tuple[tuple, tuple]
     return tuple(kx.tolist()), tuple(ky.tolist())
 
 
+# --------------------------------------------------------------------------------------------
+# The CGF of Y = L under Q by quadrature (module docstring)
+# --------------------------------------------------------------------------------------------
+
+_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+_LOG_TINY = -700.0  # quadrature weights below e^-700 relative count as e^-700 (no slow subnormals)
+_COMB = [[float(math.comb(k, j)) for j in range(k + 1)] for k in range(32)]
+_SG_NODES = 12  # Gauss-Legendre nodes per panel (panel width min(1/2, 1/mu))
+# Rules longer than this many nodes keep only the panels whose midpoint carries a tilted
+# weight within e^-100 of some row's largest, or a Gaussian weight above e^-100 (so small K
+# keep their relative precision), and the neighbours of those: the log weight s L(x) - x^2/2
+# has curvature >= -1 (L is convex), so it falls at least like a unit Gaussian away from a
+# maximum, and where it changes steeply between panels it is monotone (a convex stretch); the
+# panels dropped contribute below e^-80 relative.
+_SG_TRIM = 3000
+_SG_LO = -13.0  # left end of the rule (P-mass below it < 1e-38)
+_SG_T, _SG_W = np.polynomial.legendre.leggauss(_SG_NODES)
+_RULES = 32  # quadrature rules kept (least recently used dropped)
+
+
+class _SGRule:
+    r"""Composite Gauss-Legendre rule of one subsampled Gaussian, extended on demand.
+
+    Panels of fixed width w = min(1/2, 1/mu) start at -13 and panel k has midpoint
+    -13 + (k + 1/2) w, so every node is independent of how far the rule has been extended: the
+    rule for [-13, X] is a prefix of any longer one. Per node: the PLLR L, log(weight * phi) and
+    weight * phi (t-independent; cached per (mu, rate)). The node arrays are replaced, never
+    modified, so a rule can be shared.
+    """
+
+    def __init__(self, mu: float, rate: float) -> None:
+        self.mu = mu
+        self.rate = rate
+        self.width = min(0.5, 1.0 / mu)
+        empty = np.empty(0)
+        self.nodes: tuple[int, np.ndarray, np.ndarray, np.ndarray] = (0, empty, empty, empty)
+
+    def panels_for(self, s: list[float]) -> list[int]:
+        """Panels covering [-13, ceil(max(s, 1) mu) + 13] for each tilt exponent s = t + 1."""
+        mu, width = self.mu, self.width
+        return [math.ceil((math.ceil(max(x, 1.0) * mu) + 13.0 - _SG_LO) / width) for x in s]
+
+    def extend(self, panels: int) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+        """``(panels, L, log(weight * phi), weight * phi)``, at least ``panels`` panels long
+        (grown geometrically)."""
+        have, L, logbase, wphi = nodes = self.nodes
+        if panels <= have:
+            return nodes
+        panels = max(panels, have + have // 2, 64)
+        k = np.arange(have, panels, dtype=float)
+        half = 0.5 * self.width
+        x = ((_SG_LO + (k + 0.5) * self.width)[:, None] + half * _SG_T[None, :]).ravel()
+        w = np.tile(half * _SG_W, k.size)
+        more = np.log(w) - 0.5 * x * x - _LOG_SQRT_2PI
+        self.nodes = nodes = (panels,
+                              np.concatenate([L, subsampled_gaussian_pllr(x, self.mu, self.rate)]),
+                              np.concatenate([logbase, more]),
+                              np.concatenate([wphi, np.exp(more)]))
+        return nodes
+
+    def cgf(self, t: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """K and K^{(1..n)} at every tilt of ``t`` (rows grouped by the rule length they need)."""
+        s = t + 1.0
+        panels = self.panels_for(s.tolist())
+        longest = max(panels)
+        nodes = self.extend(longest)
+        if longest <= 1.5 * min(panels):  # one group (the usual case)
+            return _sg_group(nodes, s, longest, n)
+        k0 = np.empty(t.size)
+        der = np.empty((t.size, n))
+        order = sorted(range(t.size), key=panels.__getitem__)
+        start = 0
+        while start < len(order):  # groups: rule lengths within a factor 1.5 share one prefix
+            first = panels[order[start]]
+            stop = start + 1
+            while stop < len(order) and panels[order[stop]] <= 1.5 * first:
+                stop += 1
+            rows = order[start:stop]
+            k0[rows], der[rows] = _sg_group(nodes, s[rows], panels[order[stop - 1]], n)
+            start = stop
+        return k0, der
+
+
+@register_cgf_cache
+@lru_cache(maxsize=_RULES)
+def _cgf_rule(mu: float, rate: float) -> _SGRule:
+    """The quadrature rule of the subsampled Gaussian (mu, rate), shared (built on first use)."""
+    return _SGRule(mu, rate)
+
+
+def _sg_one(L: np.ndarray, logbase: np.ndarray, wphi: np.ndarray, s: float, small: bool,
+            n: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_sg_group` for one tilt exponent ``s`` (1-D arrays: fewer numpy calls)."""
+    sl = s * L
+    if small:
+        e = np.expm1(sl)
+        k0 = math.log1p(float(e @ wphi))
+        e += 1.0
+        e *= wphi
+        w = e
+    else:
+        sl += logbase
+        top = float(sl.max())
+        sl -= top
+        w = np.exp(np.maximum(sl, _LOG_TINY, out=sl))
+        k0 = top + math.log(float(w.sum()))
+    w /= w.sum()
+    mean = float(w @ L)
+    out = np.empty((1, n))
+    out[0, 0] = mean
+    if n > 1:
+        dev = L - mean
+        wd = w * dev
+        mu = [0.0, 0.0]  # mu[k] = central moment k (k >= 2)
+        for _ in range(2, n + 1):
+            wd *= dev
+            mu.append(float(wd.sum()))
+        kap = [0.0, mean, *mu[2:4]]  # kappa_1..3 = mean, mu_2, mu_3
+        for k in range(4, n + 1):
+            acc = mu[k]
+            for j in range(2, k - 1):
+                acc -= _COMB[k - 1][j - 1] * kap[j] * mu[k - j]
+            kap.append(acc)
+        out[0, 1:] = kap[2: n + 1]
+    return np.array([k0]), out
+
+
+def _sg_group(nodes: tuple, s: np.ndarray, panels: int, n: int) -> tuple[np.ndarray,
+                                                                         np.ndarray]:
+    """K and K^{(1..n)} for tilt exponents ``s`` on the first ``panels`` panels of a rule."""
+    size = panels * _SG_NODES
+    L, logbase, wphi = nodes[1][:size], nodes[2][:size], nodes[3][:size]
+    first, last = float(L[0]), float(L[-1])  # L is increasing
+    small = [max(x * first, x * last) < 40.0 for x in s.tolist()]  # no overflow in expm1
+    if size > _SG_TRIM:  # long rules (large tilts): drop the panels that cannot contribute
+        mid = slice(_SG_NODES // 2, size, _SG_NODES)  # one node per panel
+        lw = np.multiply.outer(s, L[mid]) + logbase[mid]
+        keep = (lw > (lw.max(axis=1) - 100.0)[:, None]).any(axis=0) | (logbase[mid] > -100.0)
+        keep[1:] |= keep[:-1]  # and their neighbours
+        keep[:-1] |= keep[1:]
+        if not keep.all():
+            idx = (np.flatnonzero(keep)[:, None] * _SG_NODES + np.arange(_SG_NODES)).ravel()
+            L, logbase, wphi = L[idx], logbase[idx], wphi[idx]
+    if s.size == 1:
+        return _sg_one(L, logbase, wphi, float(s[0]), small[0], n)
+    sl = np.multiply.outer(s, L)
+    if all(small):  # keep the relative precision of small K: log1p(E[expm1(sL)])
+        e = np.expm1(sl)
+        k0 = np.log1p(e @ wphi)
+        w = (e + 1.0) * wphi
+    else:  # log-domain weights for every row, log1p(E[expm1(sL)]) for the small ones
+        idx = [i for i, x in enumerate(small) if x]
+        e = np.expm1(sl[idx]) if idx else None
+        sl += logbase
+        top = sl.max(axis=1)
+        sl -= top[:, None]
+        w = np.exp(np.maximum(sl, _LOG_TINY, out=sl))
+        k0 = top + np.log(w.sum(axis=1))
+        if idx:
+            k0[idx] = np.log1p(e @ wphi)
+    w /= w.sum(axis=1)[:, None]
+    return k0, cumulants_from_weights(L, w, n)
+
+
 @register_mechanism(
     "subsampled-gaussian", {"sigma": "sigma", "rate": "rate"}, required=("sigma", "rate")
 )
@@ -193,6 +374,22 @@ class PoissonSubsampledGaussian(Mechanism):
         # one quadrature serves every order up to 6 (the cache is keyed by the order computed)
         kx, ky = _cached_cumulants(self.mu, self.rate, max(order, 6))
         return PLLRCumulants(x=kx[:order], y=ky[:order])
+
+    def cgf_batch(self, t: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """CGF of L under Q and its derivatives by quadrature (module docstring; the Gaussian
+        closed form at rate 1)."""
+        if self.rate == 1.0:
+            return gaussian_cgf_batch(self.mu, t, n)
+        return _cgf_rule(self.mu, self.rate).cgf(t, n)
+
+    def pllr_inf(self) -> float:
+        """log(1 - p): L = log1p(p expm1(u)) > log(1 - p) (-inf at rate 1, the Gaussian)."""
+        return math.log1p(-self.rate) if self.rate < 1.0 else -math.inf
+
+    @property
+    def poisson_rate(self) -> float | None:
+        """The sampling rate p when p < 1 (at p = 1 the mechanism is the Gaussian): None."""
+        return self.rate if self.rate < 1.0 else None
 
     def exact_family(self) -> tuple[str, float] | None:
         return ("gaussian", self.mu**2) if self.rate == 1.0 else None
