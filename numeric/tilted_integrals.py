@@ -41,8 +41,7 @@ from scipy import special
 
 from .moments import gauss_legendre_panels
 
-# No public API: numeric.saddlepoint uses _d_batch (and _KRANGE); _d_integrals is the scalar form.
-__all__: list[str] = []
+__all__ = ["d_batch", "d_integrals"]
 
 _A_LAG = 3.0  # Gauss-Laguerre for a >= this, recursion below
 _S_SMALL = 0.25  # below this (and a1 < _A_LAG) D_k is integrated directly
@@ -199,8 +198,8 @@ def _direct_tables(lo: int, hi: int, kmax: int) -> tuple[np.ndarray, ...]:
     return out
 
 
-def _d_batch(a1: np.ndarray, s: np.ndarray, kmax: int) -> tuple[np.ndarray, np.ndarray,
-                                                                   np.ndarray]:
+def d_batch(a1: np.ndarray, s: np.ndarray, kmax: int) -> tuple[np.ndarray, np.ndarray,
+                                                                  np.ndarray]:
     r"""``(log_scale, D, Ds)`` per row: D[:, k] = e^{-log_scale} int_0^inf (e^{-a1 y} -
     e^{-(a1+s) y}) phi(y) He_k(y) dy for k = 0..kmax+1, and Ds[:, k] = dD_k/ds =
     e^{-log_scale} (J_{k+1}(a1+s) + k J_{k-1}(a1+s)) for k = 0..kmax (module docstring).
@@ -212,6 +211,15 @@ def _d_batch(a1: np.ndarray, s: np.ndarray, kmax: int) -> tuple[np.ndarray, np.n
     Smaller s: composite Gauss-Legendre of the difference. All Gauss-Laguerre evaluations of a
     batch share one pass (J(a) is the difference integral with s = inf), and so do all
     recursions.
+
+    Args:
+        a1: a_1 = t s per row (1-D float array).
+        s: The tilted standard deviation s > 0 per row.
+        kmax: Highest Hermite index of the series (D is returned up to kmax + 1).
+
+    Returns:
+        ``(log_scale, D, Ds)``: log_scale = min(a1, 0)^2/2 per row, D of shape
+        (rows, kmax + 2) and Ds of shape (rows, kmax + 1).
     """
     top = kmax + 1
     ls = np.minimum(a1, 0.0)
@@ -265,8 +273,17 @@ def _d_batch(a1: np.ndarray, s: np.ndarray, kmax: int) -> tuple[np.ndarray, np.n
     return ls, out_d, out_ds
 
 
-def _d_integrals(a1: float, s: float, kmax: int) -> tuple[float, np.ndarray]:
+def d_integrals(a1: float, s: float, kmax: int) -> tuple[float, np.ndarray]:
     """``(log_scale, D)`` with D_k = e^{-log_scale} int_0^inf (e^{-a1 y} - e^{-(a1+s) y})
-    phi(y) He_k(y) dy, k = 0..kmax (module docstring)."""
-    ls, D, _ = _d_batch(np.array([float(a1)]), np.array([float(s)]), kmax)
+    phi(y) He_k(y) dy, k = 0..kmax (module docstring; one row of :func:`d_batch`).
+
+    Args:
+        a1: a_1 = t s.
+        s: The tilted standard deviation, > 0.
+        kmax: Highest Hermite index.
+
+    Returns:
+        ``(log_scale, D)`` with D of length kmax + 1.
+    """
+    ls, D, _ = d_batch(np.array([float(a1)]), np.array([float(s)]), kmax)
     return float(ls[0]), D[0, : kmax + 1]

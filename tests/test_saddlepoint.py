@@ -25,7 +25,7 @@ from numeric import (
 )
 from numeric.mechanisms.base import PLLRCumulants
 from numeric.saddlepoint import pllr_cgf, saddlepoint_delta, saddlepoint_epsilon
-from numeric.tilted_integrals import _d_integrals
+from numeric.tilted_integrals import d_integrals
 
 MECHS = [
     Gaussian(1.3),
@@ -110,7 +110,7 @@ def test_difference_integrals_against_quadrature():
     from scipy.special import eval_hermitenorm
 
     for a1, s in [(-1.5, 2.0), (0.0, 0.1), (1.0, 0.7), (2.9, 3.0), (6.0, 0.05), (40.0, 4.0)]:
-        ls, d = _d_integrals(a1, s, 6)
+        ls, d = d_integrals(a1, s, 6)
         for k in range(7):
             f = lambda y, k=k, a1=a1, s=s, ls=ls: ((np.exp(-a1 * y) - np.exp(-(a1 + s) * y))  # noqa: E731
                                 * np.exp(-y * y / 2 - ls) / math.sqrt(2 * math.pi)

@@ -26,11 +26,16 @@ from numeric import (
 )
 from numeric import saddlepoint as sp
 from numeric import tilted_integrals as ti
+from numeric.errors import NotApplicable
+from numeric.mechanisms import subsampled_gaussian as sg
 from numeric.saddlepoint import (
     clear_cgf_cache,
     pllr_cgf,
+    points,
+    refine,
     saddlepoint_delta,
     saddlepoint_epsilon,
+    search,
 )
 
 PSG = PoissonSubsampledGaussian
@@ -106,9 +111,9 @@ def test_warm_queries_for_other_m_and_delta_reuse_the_mechanism_entry():
     mech = PSG(1.0, 0.01)
     clear_cgf_cache()
     saddlepoint_epsilon(compose([(mech, 10_000)]), 1e-5)
-    rule = cgf._CACHE.get(("sg-rule", mech))
+    built = sg._cgf_rule.cache_info().misses  # the quadrature rule: kept per (mu, rate)
     memo = cgf._CACHE.get(("cgf", mech))
-    assert rule is not None and memo
+    assert built == 1 and memo
 
     def per_mechanism() -> int:  # entries that do not depend on m (points are per composition)
         return sum(1 for key in cgf._CACHE._data if key[0] != "points")
@@ -118,10 +123,10 @@ def test_warm_queries_for_other_m_and_delta_reuse_the_mechanism_entry():
         warm = saddlepoint_epsilon(compose([(mech, m)]), delta)
         fresh = saddlepoint_epsilon(compose([(mech, m)]), delta, cache=False)
         assert _rel(warm.epsilon, fresh.epsilon) < 1e-9
-    assert cgf._CACHE.get(("sg-rule", mech)) is rule  # built once, reused for every m
+    assert sg._cgf_rule.cache_info().misses == built  # built once, reused for every m
     assert per_mechanism() == size  # the eps = 0 tilt is keyed by count proportions, not m
-    points = [key for key in cgf._CACHE._data if key[0] == "points"]
-    assert len(points) == 3  # m = 10_000, 20_000, 3_000 at order 2
+    point_keys = [key for key in cgf._CACHE._data if key[0] == "points"]
+    assert len(point_keys) == 3  # m = 10_000, 20_000, 3_000 at order 2
 
 
 def test_same_composition_reuses_its_points():
@@ -157,15 +162,15 @@ def test_tilt_cache_keyed_by_count_proportions():
     one = compose([(PSG(1.0, 0.01), 1000), (Gaussian(4.0), 10)])
     two = compose([(PSG(1.0, 0.01), 2000), (Gaussian(4.0), 20)])  # same proportions
     other = compose([(PSG(1.0, 0.01), 1000), (Gaussian(4.0), 30)])
-    keys = {sp._shape_key(c, "P||Q") for c in (one, two)}
-    assert len(keys) == 1 and sp._shape_key(other, "P||Q") not in keys
+    keys = {search._shape_key(c, "P||Q") for c in (one, two)}
+    assert len(keys) == 1 and search._shape_key(other, "P||Q") not in keys
     for comp in (one, two, other):
         assert _rel(saddlepoint_epsilon(comp, 1e-5).epsilon,
                     saddlepoint_epsilon(comp, 1e-5, cache=False).epsilon) < 1e-9
 
 
 def test_cache_is_bounded_least_recently_used():
-    cache = cgf._Cache(maxsize=3)
+    cache = cgf.CGFCache(maxsize=3)
     for k in range(5):
         cache.put(k, k)
     assert len(cache) == 3 and cache.get(0) is None and cache.get(4) == 4
@@ -211,7 +216,7 @@ def test_speculative_grids_do_not_change_the_search(monkeypatch):
     for terms in COMPOSITIONS[:4]:
         comp = compose(terms)
         with_guess = saddlepoint_epsilon(comp, 1e-5, cache=False)
-        monkeypatch.setattr(sp, "_likely_brackets", lambda *args: [])
+        monkeypatch.setattr(search, "_likely_brackets", lambda *args: [])
         without = saddlepoint_epsilon(comp, 1e-5, cache=False)
         monkeypatch.undo()
         for direction, eps in with_guess.per_direction.items():
@@ -227,10 +232,10 @@ def test_small_and_large_batch_arithmetic_agree(monkeypatch, order):
         comp = compose(terms)
         for swap in (False, True):
             sw = np.full(t.size, swap)
-            monkeypatch.setattr(sp, "_SMALL_BATCH", 100)
-            python = sp._points_batch(comp, order, sw, t, cgf._Cache())
-            monkeypatch.setattr(sp, "_SMALL_BATCH", 0)
-            numpy = sp._points_batch(comp, order, sw, t, cgf._Cache())
+            monkeypatch.setattr(points, "_SMALL_BATCH", 100)
+            python = points.points_batch(comp, order, sw, t, cgf.CGFCache())
+            monkeypatch.setattr(points, "_SMALL_BATCH", 0)
+            numpy = points.points_batch(comp, order, sw, t, cgf.CGFCache())
             for p, q in zip(python, numpy, strict=True):
                 assert p.lam == pytest.approx(q.lam, rel=1e-14)
                 for name in ("log_delta", "factor", "factor_lower", "s", "log_base"):
@@ -240,12 +245,15 @@ def test_small_and_large_batch_arithmetic_agree(monkeypatch, order):
 
 
 def test_rule_prefix_does_not_depend_on_its_length():
-    short = cgf._SGRule(1.25, 0.01)
-    long = cgf._SGRule(1.25, 0.01)
-    long.cgf(np.array([400.0]), 5)  # extends the rule far beyond what t = 2 needs
+    # the quadrature rule is shared by every query on (mu, rate): its values must not depend on
+    # how far earlier queries extended it
+    mech = PSG(0.8, 0.01)
     t = np.array([-0.5, 2.0])
-    a, da = short.cgf(t, 5)
-    b, db = long.cgf(t, 5)
+    clear_cgf_cache()
+    a, da = mech.cgf_batch(t, 5)  # a fresh, short rule
+    clear_cgf_cache()
+    mech.cgf_batch(np.array([400.0]), 5)  # extends the rule far beyond what t = 2 needs
+    b, db = mech.cgf_batch(t, 5)
     assert np.array_equal(a, b) and np.array_equal(da, db)
 
 
@@ -271,8 +279,8 @@ def test_slope_matches_finite_differences(terms, order):
     for swap in (False, True):
         for t in (-0.7, -0.3, 0.05, 0.4, 1.3, 3.0, 7.5):
             h = 1e-5 * max(1.0, abs(t))
-            pts = sp._points_batch(comp, order, np.full(3, swap), np.array([t - h, t, t + h]),
-                                   cgf._Cache())
+            pts = points.points_batch(comp, order, np.full(3, swap), np.array([t - h, t, t + h]),
+                                   cgf.CGFCache())
             if not all(math.isfinite(p.log_delta) for p in pts):
                 continue
             fd = (pts[2].log_delta - pts[0].log_delta) / (2 * h)
@@ -282,10 +290,10 @@ def test_slope_matches_finite_differences(terms, order):
 def test_delta_step_is_newton_for_delta_itself():
     comp = compose([(PSG(1.0, 0.01), 10_000)])
     target = math.log(1e-5)
-    p = sp._points_batch(comp, 2, np.array([False]), np.array([2.5]), cgf._Cache())[0]
+    p = points.points_batch(comp, 2, np.array([False]), np.array([2.5]), cgf.CGFCache())[0]
     # psi = delta_r/delta - 1 = e^{g} - 1, psi' = e^{g} g' (factor > 0 here)
     g = p.log_delta - target
-    assert sp._delta_step(p, target) == pytest.approx(-math.expm1(g) / (math.exp(g) * p.slope),
+    assert refine._delta_step(p, target) == pytest.approx(-math.expm1(g) / (math.exp(g) * p.slope),
                                                       rel=1e-10)
 
 
@@ -298,7 +306,7 @@ def test_difference_integrals_every_regime(a1, s):
     from scipy import integrate
     from scipy.special import eval_hermitenorm
 
-    ls, d = ti._d_integrals(a1, s, 6)
+    ls, d = ti.d_integrals(a1, s, 6)
     c = max(0.0, -a1)
     for k in range(7):
         def f(y, k=k):
@@ -314,7 +322,7 @@ def test_ds_is_the_s_derivative_of_the_integrals():
     for a1, s in [(-1.5, 2.0), (0.5, 0.1), (1.0, 0.7), (6.0, 0.5), (3.5, 1000.0)]:
         h = 1e-6 * s
         a = np.array([a1, a1, a1])
-        _, d, ds = ti._d_batch(a, np.array([s - h, s, s + h]), 6)
+        _, d, ds = ti.d_batch(a, np.array([s - h, s, s + h]), 6)
         assert ds[1] == pytest.approx((d[2, :7] - d[0, :7]) / (2 * h), rel=1e-6,
                                       abs=1e-9 * abs(d[1, 0]) / s)
 
@@ -341,20 +349,21 @@ def test_warm_queries_in_the_one_big_step_regime():
 
 
 def test_guesses_are_harmless_at_extreme_targets():
-    assert math.isnan(sp._normal_root(0.0, -10.0)) and math.isnan(sp._normal_root(1.0, math.inf))
-    assert sp._normal_root(1e6, -1e-12) > 0.0
-    assert sp._likely_brackets(math.nan, [1.0, 3.0]) == []
-    assert sp._likely_brackets(1e9, [1.0, 3.0]) == []
+    assert math.isnan(search._normal_root(0.0, -10.0))
+    assert math.isnan(search._normal_root(1.0, math.inf))
+    assert search._normal_root(1e6, -1e-12) > 0.0
+    assert search._likely_brackets(math.nan, [1.0, 3.0]) == []
+    assert search._likely_brackets(1e9, [1.0, 3.0]) == []
     for delta in (0.5, 0.999, 1e-300):
         res = saddlepoint_epsilon(compose([(PSG(1.0, 0.01), 10_000)]), delta, cache=False)
         assert res.epsilon >= 0.0
 
 
 @pytest.mark.parametrize("mech", [RandomizedResponse(0.003), ApproxDP(1.0, 1e-9)], ids=repr)
-def test_degenerate_lattice_tilts_raise_value_error(mech):
+def test_degenerate_lattice_tilts_do_not_apply(mech):
     # the tilted two-point law degenerates (K'' underflows to 0) before the bracket is found;
-    # this used to end in ZeroDivisionError
-    with pytest.raises(ValueError, match="tilted variance"):
+    # this used to end in ZeroDivisionError, then in a bad-input ValueError
+    with pytest.raises(NotApplicable, match="tilted variance"):
         saddlepoint_epsilon(compose([(mech, 10)]), 1e-8, order=4)
 
 
@@ -373,7 +382,7 @@ def test_first_order_extrapolated_root_agrees_with_the_evaluated_one(monkeypatch
     comp = compose([(mech, m)])
     sp.clear_cgf_cache()
     fast = sp.saddlepoint_epsilon(comp, delta).per_direction
-    monkeypatch.setattr(sp, "_EXTRAPOLATE", 0.0)
+    monkeypatch.setattr(refine, "_EXTRAPOLATE", 0.0)
     sp.clear_cgf_cache()
     full = sp.saddlepoint_epsilon(comp, delta).per_direction
     for d in full:
@@ -383,18 +392,18 @@ def test_first_order_extrapolated_root_agrees_with_the_evaluated_one(monkeypatch
 # -- the refinement's building blocks ---------------------------------------------------------
 
 
-def _point(t: float, g: float, slope: float) -> sp._Point:
+def _point(t: float, g: float, slope: float) -> points.Point:
     """A point with log delta_r = g (log target 0) and the given slope (the rest is unused)."""
-    return sp._Point(t, t, g, 1.0, math.nan, 1.0, (), slope, 1.0, g, 0.0)
+    return points.Point(t, t, g, 1.0, math.nan, 1.0, (), slope, 1.0, g, 0.0)
 
 
-def _parabola(t: float) -> sp._Point:
+def _parabola(t: float) -> points.Point:
     return _point(t, 2.0 - t * t, -2.0 * t)  # g(t) = 2 - t^2, root sqrt(2)
 
 
 def test_inverse_hermite_root_of_a_smooth_decreasing_function():
     p = _parabola(math.sqrt(2.0) + 1e-5)
-    x = sp._inverse_hermite_root(p, [_parabola(1.2), p, _parabola(1.6)], 0.0)
+    x = refine._inverse_hermite_root(p, [_parabola(1.2), p, _parabola(1.6)], 0.0)
     assert x == pytest.approx(math.sqrt(2.0), rel=1e-12)
     newton = p.t - p.log_delta / p.slope
     # the inverse function t(g) = sqrt(2 - g): Newton errs by ~|t''|/2 dg^2, the interpolants
@@ -402,15 +411,15 @@ def test_inverse_hermite_root_of_a_smooth_decreasing_function():
     assert abs(x - math.sqrt(2.0)) < 0.1 * abs(newton - math.sqrt(2.0))
 
 
-def _inverse_quartic(g: float) -> sp._Point:
+def _inverse_quartic(g: float) -> points.Point:
     """A point of the function whose inverse is t(g) = 1 - g/10 + g^4/10 (root t = 1)."""
     return _point(1.0 - 0.1 * g + 0.1 * g ** 4, g, 1.0 / (-0.1 + 0.4 * g ** 3))
 
 
 def test_osculating_value_is_exact_for_polynomials_of_its_degree():
     pts = [_inverse_quartic(g) for g in (0.5, 1e-3, -0.5)]
-    assert sp._osculating_value(pts, 0.0) == pytest.approx(1.0, rel=1e-14)  # quintic: exact
-    cubic = sp._osculating_value(pts[1:], 0.0)  # falls short of the g^4 term by g_p^2 g_q^2 / 10
+    assert refine._osculating_value(pts, 0.0) == pytest.approx(1.0, rel=1e-14)  # quintic: exact
+    cubic = refine._osculating_value(pts[1:], 0.0)  # misses the g^4 term by g_p^2 g_q^2 / 10
     assert 1.0 - cubic == pytest.approx(0.1 * 1e-6 * 0.25, rel=1e-6)
 
 
@@ -418,21 +427,21 @@ def test_inverse_hermite_root_refuses_cubics_that_share_their_error():
     # neighbours at g = +-0.5: both cubics miss the g^4 term by the same 2.5e-8, so they agree
     # with each other; the quintic reveals the error
     left, p, right = (_inverse_quartic(g) for g in (0.5, 1e-3, -0.5))
-    cubics = [sp._osculating_value([p, q], 0.0) for q in (left, right)]
+    cubics = [refine._osculating_value([p, q], 0.0) for q in (left, right)]
     assert cubics[0] == pytest.approx(cubics[1], abs=1e-15) and 1.0 - cubics[0] > 2e-8
-    assert math.isnan(sp._inverse_hermite_root(p, [left, p, right], 0.0))
+    assert math.isnan(refine._inverse_hermite_root(p, [left, p, right], 0.0))
 
 
 def test_inverse_hermite_root_refuses_when_it_cannot_vouch_for_the_step():
     far = _parabola(1.3)  # far from the root: the left and right interpolants disagree
-    assert math.isnan(sp._inverse_hermite_root(far, [_parabola(1.0), far, _parabola(1.6)], 0.0))
+    assert math.isnan(refine._inverse_hermite_root(far, [_parabola(1.0), far, _parabola(1.6)], 0.0))
     near = _parabola(math.sqrt(2.0) + 1e-5)
-    assert math.isnan(sp._inverse_hermite_root(near, [near, _parabola(1.6)], 0.0))  # one side
+    assert math.isnan(refine._inverse_hermite_root(near, [near, _parabola(1.6)], 0.0))  # one side
     bent = _point(1.3, 0.1, -1.0)  # g not decreasing through the three points
-    assert math.isnan(sp._inverse_hermite_root(bent, [_point(1.0, 0.05, -1.0), bent,
+    assert math.isnan(refine._inverse_hermite_root(bent, [_point(1.0, 0.05, -1.0), bent,
                                                       _point(1.6, -0.5, -1.0)], 0.0))
     flat = _point(1.3, 0.1, 0.0)  # no usable slope at the point
-    assert math.isnan(sp._inverse_hermite_root(flat, [_parabola(1.0), flat, _parabola(1.6)],
+    assert math.isnan(refine._inverse_hermite_root(flat, [_parabola(1.0), flat, _parabola(1.6)],
                                                0.0))
 
 
@@ -441,9 +450,9 @@ def test_extrapolated_eps_is_third_order_in_the_step(mech):
     comp = compose([(mech, 10_000)])
     for t, rel_step in ((0.3, 1e-5), (2.0, 1e-5), (7.0, 1e-5), (7.0, 1e-4)):
         h = rel_step * t
-        p, q = sp._points_batch(comp, 2, np.zeros(2, dtype=bool), np.array([t, t + h]),
-                                cgf._Cache())
-        ext = sp._extrapolated(p, h, -11.0)
+        p, q = points.points_batch(comp, 2, np.zeros(2, dtype=bool), np.array([t, t + h]),
+                                cgf.CGFCache())
+        ext = refine._extrapolated(p, h, -11.0)
         assert ext.t == q.t and ext.log_delta == -11.0
         # the neglected term is O(h^4): 1e4 times larger at the largest step allowed (1e-4)
         assert ext.eps == pytest.approx(q.eps, rel=1e-13 if rel_step <= 1e-5 else 1e-11)
@@ -451,13 +460,13 @@ def test_extrapolated_eps_is_third_order_in_the_step(mech):
         assert abs(ext.eps - q.eps) <= abs(first - q.eps)
 
 
-@pytest.mark.parametrize(("mu", "rate"), [(1.0, 0.01), (0.5, 0.001), (1.25, 0.001),
-                                          (1 / 0.3, 0.999)])
-def test_single_tilt_cgf_path_matches_the_batched_one(mu, rate):
-    rule = cgf._SGRule(mu, rate)
+@pytest.mark.parametrize(("sigma", "rate"), [(1.0, 0.01), (2.0, 0.001), (0.8, 0.001),
+                                             (0.3, 0.999)])
+def test_single_tilt_cgf_path_matches_the_batched_one(sigma, rate):
+    mech = PSG(sigma, rate)
     for t in (-300.0, -0.7, -0.5, 0.05, 1.3, 7.5, 30.0, 51.0, 400.0):
-        k_one, d_one = rule.cgf(np.array([t]), 5)
-        k_two, d_two = rule.cgf(np.array([t, t]), 5)
+        k_one, d_one = mech.cgf_batch(np.array([t]), 5)
+        k_two, d_two = mech.cgf_batch(np.array([t, t]), 5)
         assert k_one[0] == pytest.approx(k_two[0], rel=1e-12, abs=1e-300)
         var = d_two[0, 1]
         for j in range(5):  # K^(j+1): relative to its size or to the spread var^((j+1)/2)
@@ -470,7 +479,7 @@ def test_guess_tilts_for_closed_form_cgfs_do_not_change_the_root(monkeypatch):
                     (RandomizedResponse(0.1), 2000)]:
         comp = compose([(mech, m)])
         with_guess = saddlepoint_epsilon(comp, 1e-6, cache=False)
-        monkeypatch.setattr(sp, "_closed_form", lambda comp: False)
+        monkeypatch.setattr(search, "closed_form", lambda comp: False)
         without = saddlepoint_epsilon(comp, 1e-6, cache=False)
         monkeypatch.undo()
         for direction, eps in without.per_direction.items():
@@ -484,7 +493,7 @@ def test_dominated_flagged_pair_order_stops_early_without_changing_the_result(mo
     early = saddlepoint_epsilon(comp, 1e-5, cache=False)
     notes = [w for w in early.warnings if "refined only to eps in" in w]
     assert len(notes) == 1 and notes[0].startswith("P||Q")
-    monkeypatch.setattr(sp, "_DOMINATED_WIDTH", 0.0)  # refine every root fully
+    monkeypatch.setattr(refine, "_DOMINATED_WIDTH", 0.0)  # refine every root fully
     full = saddlepoint_epsilon(comp, 1e-5, cache=False)
     assert not any("refined only" in w for w in full.warnings)
     assert early.direction == full.direction == "Q||P"
@@ -515,12 +524,12 @@ def test_shortcuts_do_not_move_the_result(log_sigma, log_rate, log_m, log_delta)
     comp = compose([(PSG(10.0 ** log_sigma, 10.0 ** log_rate), round(10.0 ** log_m))])
     delta = 10.0 ** log_delta
     fast = saddlepoint_epsilon(comp, delta)
-    saved = (sp._EXTRAPOLATE, sp._DOMINATED_WIDTH, sp._likely_brackets)
+    saved = (refine._EXTRAPOLATE, refine._DOMINATED_WIDTH, search._likely_brackets)
     try:
-        sp._EXTRAPOLATE, sp._DOMINATED_WIDTH = 0.0, 0.0
-        sp._likely_brackets = lambda *args: []
+        refine._EXTRAPOLATE, refine._DOMINATED_WIDTH = 0.0, 0.0
+        search._likely_brackets = lambda *args: []
         plain = saddlepoint_epsilon(comp, delta, cache=False)
     finally:
-        sp._EXTRAPOLATE, sp._DOMINATED_WIDTH, sp._likely_brackets = saved
+        refine._EXTRAPOLATE, refine._DOMINATED_WIDTH, search._likely_brackets = saved
     assert fast.epsilon == pytest.approx(plain.epsilon, rel=1e-9)
     assert fast.direction == plain.direction or _rel(*fast.per_direction.values()) < 1e-9
