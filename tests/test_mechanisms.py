@@ -14,7 +14,9 @@ import mpmath as mp
 import numpy as np
 import pytest
 
+from numeric.errors import NotApplicable
 from numeric.mechanisms import (
+    MECHANISMS,
     ApproxDP,
     Gaussian,
     Laplace,
@@ -164,3 +166,63 @@ def test_mechanisms_are_frozen_and_hashable():
 
 def test_integer_like_inputs_are_floats():
     assert Gaussian(2).sigma == 2.0 and isinstance(Gaussian(2).sigma, float)
+
+
+# -- the CGF contract, for every registered mechanism ------------------------------------------
+
+# representative parameters (spec keys) per registry name; a built-in mechanism added without
+# an entry here fails test_cgf_contract until it gets one
+REPRESENTATIVE: dict[str, list[dict[str, float]]] = {
+    "gaussian": [{"sigma": 1.0}, {"sigma": 3.0, "sensitivity": 2.0}, {"sigma": 40.0}],
+    "laplace": [{"scale": 2.0}, {"scale": 0.3}, {"scale": 1e3}],
+    "randomized-response": [{"eps0": 0.5}, {"eps0": 3.0}, {"eps0": 1e-3}],
+    "approx-dp": [{"eps0": 0.1, "delta0": 1e-6}, {"eps0": 2.0, "delta0": 0.0}],
+    "subsampled-gaussian": [{"sigma": 0.8, "rate": 0.01}, {"sigma": 2.0, "rate": 0.001},
+                            {"sigma": 0.5, "rate": 0.3}, {"sigma": 1.0, "rate": 0.999},
+                            {"sigma": 1.5, "rate": 1.0}],
+}
+_CASES = [(name, params) for name in sorted(MECHANISMS)
+          for params in REPRESENTATIVE.get(name, [None])]
+
+
+def _close(a: float, b: float, rel: float, scale: float = 0.0) -> bool:
+    return abs(a - b) <= rel * max(abs(a), abs(b), scale)
+
+
+@pytest.mark.parametrize(("name", "params"), _CASES, ids=lambda v: str(v))
+def test_cgf_contract(name, params):
+    entry = MECHANISMS[name]
+    if params is None:
+        assert not entry.cls.__module__.startswith("numeric."), (
+            f"add representative parameters for the built-in mechanism {name!r}")
+        pytest.skip(f"{name!r} is registered by another package")
+    mech = entry.build(params)
+    c = mech.pllr_cumulants(2)
+    sup, inf = mech.pllr_sup(), mech.pllr_inf()
+    # the essential range of L brackets both means: inf <= kappa_1(X) <= 0 <= kappa_1(Y) <= sup
+    assert inf <= c.x[0] <= 0.0 <= c.y[0] <= sup
+    if mech.symmetric:
+        assert inf == -sup
+    rate = mech.poisson_rate
+    assert rate is None or 0.0 < rate < 1.0
+    if not mech.has_cgf:
+        with pytest.raises(NotApplicable, match="use aea"):
+            mech.cgf_batch(np.array([0.0]), 2)
+        return
+    t = np.array([-1.0, 0.0, -0.5, 1.0])
+    k, d = mech.cgf_batch(t, 4)
+    assert k.shape == (4,) and d.shape == (4, 4)
+    # K_Y(-1) = log E_P 1 = 0 and K_Y(0) = 0
+    assert abs(k[0]) <= 1e-12 and abs(k[1]) <= 1e-12
+    # K_Y'(0) = kappa_1(Y), K_Y''(0) = kappa_2(Y); K_X(t) = K_Y(t - 1): K_Y^(j)(-1) = kappa_j(X)
+    for j in (0, 1):
+        assert _close(d[1, j], c.y[j], 1e-9, 1e-12 * c.y[1]), (j, d[1, j], c.y[j])
+        assert _close(d[0, j], c.x[j], 1e-9, 1e-12 * c.x[1]), (j, d[0, j], c.x[j])
+    assert np.all(d[:, 1] > 0.0)  # a convex CGF (a non-degenerate tilted law)
+    # the batch agrees with one tilt at a time (the form numeric.cgf.pllr_cgf uses)
+    for i, ti in enumerate(t):
+        k1, d1 = mech.cgf_batch(np.array([ti]), 4)
+        assert _close(k1[0], k[i], 1e-12, 1e-3)  # K(-1), K(0) are rounding-level zeros
+        np.testing.assert_allclose(d1[0], d[i], rtol=1e-10, atol=1e-12 * d[i, 1])
+    # the tilted mean K' stays within the essential range of L
+    assert np.all(d[:, 0] <= sup) and np.all(d[:, 0] >= inf)

@@ -23,6 +23,7 @@ from numeric import (
     exact_epsilon,
     pure_dp_delta,
 )
+from numeric.errors import NotApplicable
 from numeric.mechanisms.base import PLLRCumulants
 from numeric.saddlepoint import pllr_cgf, saddlepoint_delta, saddlepoint_epsilon
 from numeric.tilted_integrals import d_integrals
@@ -244,8 +245,46 @@ class _NoCGF(Mechanism):
 
 
 def test_mechanism_without_cgf_says_use_aea():
-    with pytest.raises(ValueError, match="use aea"):
+    # a Mechanism subclass without cgf_batch: the saddlepoint does not apply (not bad input)
+    assert not _NoCGF().has_cgf and Gaussian(1.0).has_cgf
+    with pytest.raises(NotApplicable, match="use aea"):
         saddlepoint_epsilon(compose([(_NoCGF(), 10)]), 1e-5)
+    with pytest.raises(NotApplicable, match="use aea"):
+        saddlepoint_delta(compose([(Gaussian(1.0), 3), (_NoCGF(), 10)]), 1.0)
+    with pytest.raises(NotApplicable, match="no CGF"):
+        pllr_cgf(_NoCGF(), 0.0, 2)
+
+
+@pytest.mark.parametrize("delta", [1e-3, 1e-5])
+def test_one_two_point_step_does_not_apply(delta):
+    # one (or ten) two-point steps: the tilted law is a point mass at the bracket tilts (K''
+    # underflows to 0), so the saddlepoint cannot answer; NotApplicable lets auto fall through
+    with pytest.raises(NotApplicable, match="tilted variance"):
+        saddlepoint_epsilon(compose([(RandomizedResponse(1.0), 1)]), delta)
+    with pytest.raises(NotApplicable, match="tilted variance"):
+        epsilon(compose([(RandomizedResponse(1.0), 1)]), delta, method="saddlepoint")
+    with pytest.raises(NotApplicable, match="tilted variance"):
+        saddlepoint_epsilon(compose([(RandomizedResponse(1.0), 10)]), 1e-5)
+
+
+@pytest.mark.parametrize("eps0", [36.0, 99.0, 100.0, 800.0, 1e4])
+def test_huge_eps0_randomized_response_is_answered_or_does_not_apply(eps0):
+    # 1/(1 + e^eps0) is far below rounding (or underflows): no crash, no bad-input error
+    for m in (1, 10, 1000):
+        comp = compose([(RandomizedResponse(eps0), m)])
+        try:
+            res = saddlepoint_epsilon(comp, 1e-5)
+        except NotApplicable:
+            pass
+        else:  # delta(eps) ~ 1 - e^{eps - m eps0} below m eps0: the root is at the top
+            assert res.epsilon == pytest.approx(m * eps0, rel=1e-6) and res.warnings
+        eps = np.array([0.0, 0.5 * eps0, 0.9 * m * eps0, m * eps0, 2.0 * m * eps0])
+        try:
+            d = saddlepoint_delta(comp, eps)
+        except NotApplicable:
+            continue
+        assert np.all((d.delta >= 0.0) & (d.delta <= 1.0)) and d.delta[-1] == 0.0
+        assert d.warnings
 
 
 def test_failed_factor_at_eps_zero_is_not_a_root():
