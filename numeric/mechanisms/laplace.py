@@ -39,7 +39,6 @@ from typing import ClassVar
 
 import numpy as np
 
-from .._generated.builtin_cumulants import laplace_cumulants_x
 from .._validation import check_positive
 from ..moments import cumulants_from_central_moments, gauss_legendre_panels, tilted_cumulants
 from .base import Mechanism, PLLRCumulants, register_mechanism, symmetric_cumulants
@@ -110,6 +109,9 @@ class Laplace(Mechanism):
 
     def _cumulants(self, order: int) -> PLLRCumulants:
         mu = self.mu
+        # the generated kernel loads on first use (the saddlepoint path never needs it)
+        from .._generated.builtin_cumulants import laplace_cumulants_x
+
         generated = laplace_cumulants_x(mu)
         if order <= len(generated):
             return symmetric_cumulants(np.array(generated[:order]))

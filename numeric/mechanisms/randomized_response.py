@@ -24,9 +24,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from scipy import special
 
-from .._generated.builtin_cumulants import randomized_response_cumulants_x
 from .._validation import check_nonnegative, check_positive
 from ..moments import cumulants_from_central_moments, tilted_cumulants
 from .base import Mechanism, PLLRCumulants, register_mechanism, symmetric_cumulants
@@ -37,8 +35,12 @@ __all__ = ["ApproxDP", "RandomizedResponse"]
 def _two_point_cumulants(eps0: float, order: int) -> np.ndarray:
     """Orders <= 4: the derive-generated kernel (expm1 forms; series around kappa_4's zero at
     eps0 = acosh 2). Higher orders: exact central moments of the two-point law."""
-    if order <= 4:
+    if order <= 4:  # the kernel (and scipy.special below) load on first use
+        from .._generated.builtin_cumulants import randomized_response_cumulants_x
+
         return np.array(randomized_response_cumulants_x(eps0)[:order])
+    from scipy import special
+
     a = float(special.expit(-eps0))  # 1/(1+e^eps0), full relative precision
     b = float(special.expit(eps0))  # 1 - a
     mean = -eps0 * np.tanh(0.5 * eps0)
