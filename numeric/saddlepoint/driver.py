@@ -34,8 +34,17 @@ def drive(comp: Composition, order: int, tasks: list[tuple[bool, Generator]],
     [K', K'', K] of the composed CGF, for "point" a :class:`Point`. All requests of a round are
     evaluated as one batch per kind (shared tilts once). Points are kept in ``cache`` per
     composition (with its counts) and order, so a later query on the same composition (another
-    delta) finds the grid and bracket points it shares. Returns the generators' return values
-    and the number of tilts each one caused to be evaluated (not found in the cache).
+    delta) finds the grid and bracket points it shares.
+
+    Args:
+        comp: The composition.
+        order: Edgeworth order r of the tilted expansion.
+        tasks: ``(swap, generator)`` per search (swap: the pair order (Q, P)).
+        cache: The per-mechanism cache.
+
+    Returns:
+        The generators' return values and the number of tilts each one caused to be evaluated
+        (not found in the cache).
 
     Raises:
         NotApplicable: if a mechanism has no CGF, a search needs a point where the tilted law

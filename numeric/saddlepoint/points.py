@@ -62,6 +62,7 @@ class Point:
 
     @property
     def disagreement(self) -> float:
+        """Relative disagreement of the factors of orders r and r - 1 (0 at order 0)."""
         if not math.isfinite(self.factor_lower):
             return 0.0
         return abs(self.factor - self.factor_lower) / max(abs(self.factor), 1e-300)
@@ -114,7 +115,19 @@ def _coefficients(fn: Callable, lam: dict[int, np.ndarray], size: int,
 
 def points_batch(comp: Composition, order: int, swap: np.ndarray, t: np.ndarray,
                   cache: CGFCache) -> list[Point]:
-    """Saddlepoint points at the tilts ``t`` (row i in the swapped order if swap[i])."""
+    """Saddlepoint points at the tilts ``t`` (row i in the swapped order if swap[i]).
+
+    Args:
+        comp: The composition.
+        order: Edgeworth order r of the tilted expansion.
+        swap: Bool per row: the swapped pair order.
+        t: Tilts (1-D float array).
+        cache: The per-mechanism cache (CGF rows).
+
+    Returns:
+        One :class:`Point` per tilt; where K''(t) is not positive, a point with only t, eps and
+        var set (log_delta = -inf; :meth:`Point.checked` refuses it).
+    """
     need = max(2, cumulants_needed(order))
     k0, d = composed_cgf_batch(comp, swap, t, need + 1, cache)
     ok = d[:, 1] > 0.0

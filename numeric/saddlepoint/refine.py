@@ -148,8 +148,8 @@ def _osculating_value(pts: list[Point], log_target: float) -> float:
 
 
 def refine_root(log_target: float, p_lo: Point, p_hi: Point,
-                 other: Callable[[], float] | None = None,
-                 stopped: list[float] | None = None) -> Generator[Request, dict, Point]:
+                other: Callable[[], float] | None = None,
+                stopped: list[float] | None = None) -> Generator[Request, dict, Point]:
     r"""The root of g(t) = log delta_r(t) - log_target between two grid points (g_lo > 0 >= g_hi).
 
     Safeguarded Newton with the analytic slope (module docstring), started at the root of the
@@ -166,6 +166,19 @@ def refine_root(log_target: float, p_lo: Point, p_hi: Point,
     diagnostics fire, the eps of the bracket's upper end lies below ``other()`` (the other pair
     order's final eps; the root's eps is then below it too, so the reported max does not depend
     on this root) and the bracket spans at most 1e-2 relative in eps.
+
+    Args:
+        log_target: log delta (of the pure part).
+        p_lo: The grid point at the lower end of the cell (g > 0).
+        p_hi: The grid point at its upper end (g <= 0).
+        other: The other pair order's final eps (-inf while there is none), or None.
+        stopped: Receives the eps bracket when the search stops early.
+
+    Returns:
+        A generator (for :func:`~numeric.saddlepoint.driver.drive`) returning the root's point.
+
+    Raises:
+        NotApplicable: if a point it needs has a degenerate tilted law.
     """
     lo, hi = p_lo.t, p_hi.t
     if not (p_hi.log_delta - log_target < 0.0):  # the grid end is exactly at the target

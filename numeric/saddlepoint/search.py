@@ -166,14 +166,25 @@ _GUESS_MAX = 63.0  # normal guesses beyond this place no grids (the few-sampled-
 
 
 def solve_direction(comp: Composition, direction: str, log_target: float, cache: CGFCache,
-                     found: dict[str, float] | None = None,
-                     grid: int = 10) -> Generator[Request, dict, tuple]:
+                    found: dict[str, float] | None = None,
+                    grid: int = 10) -> Generator[Request, dict, tuple]:
     """Largest eps with log delta_r(eps) = log_target for one pair order (module docstring).
 
-    ``found`` (shared by the pair orders searched in lockstep) receives this order's eps when
-    it is final, and supplies the other order's to :func:`refine_root`.
+    Args:
+        comp: The composition.
+        direction: The pair order (``"P||Q"`` or ``"Q||P"``).
+        log_target: log delta (of the pure part).
+        cache: The per-mechanism cache (eps = 0 tilts).
+        found: Shared by the pair orders searched in lockstep: receives this order's eps when
+            it is final, and supplies the other order's to :func:`refine_root`.
+        grid: Points of the grid scan.
 
-    Returns ``(eps, point, roots, notes)``.
+    Returns:
+        A generator (for :func:`~numeric.saddlepoint.driver.drive`) returning
+        ``(eps, point, roots, notes)``.
+
+    Raises:
+        NotApplicable: where the tilted law degenerates or the target is never bracketed.
     """
     found = {} if found is None else found
     result = yield from _solve_direction_inner(comp, direction, log_target, cache, found, grid)
