@@ -321,3 +321,24 @@ def test_eps_near_the_essential_supremum_reports_chernoff_instead_of_raising():
     assert 0.0 <= res.per_direction["Q||P"] <= 1e-300
     assert any(w.startswith("Q||P") and "saturates" in w for w in res.details["diagnostics"])
     assert 0.0 <= res.delta <= 1.0
+
+
+def test_saddlepoint_imports_neither_methods_nor_auto_nor_certify():
+    # the saddlepoint words its "diagnostics fired" note itself (no numeric.methods, no plug-in
+    # loading), and its import path needs no scipy submodule besides scipy.special
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from numeric.composition import compose\n"
+        "from numeric.mechanisms import PoissonSubsampledGaussian as PSG\n"
+        "from numeric.saddlepoint import saddlepoint_epsilon\n"
+        "res = saddlepoint_epsilon(compose([(PSG(0.8, 0.01), 100)]), 1e-5)\n"
+        "assert res.details['diagnostics'] and 'diagnostics fired' in res.warnings[-1]\n"
+        "bad = [m for m in sys.modules if m in ('numeric.methods', 'numeric.auto', 'certify')\n"
+        "       or m.startswith(('certify.', 'derive', 'scipy.optimize', 'scipy.stats'))]\n"
+        "assert not bad, bad\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
