@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
 from typing import ClassVar
 
 import numpy as np
@@ -87,10 +89,17 @@ def symmetric_cumulants(x: np.ndarray) -> PLLRCumulants:
     return PLLRCumulants(x=tuple(x.tolist()), y=tuple((sign * x).tolist()))
 
 
+@dataclass(frozen=True)
 class Mechanism(ABC):
     r"""A dominating pair (P, Q) described by its PLLR law.
 
-    Subclasses are frozen dataclasses validated in ``__post_init__``. Class attributes:
+    Subclasses are frozen dataclasses validated in ``__post_init__``. Every mechanism has one
+    keyword-only field, ``typed``: the exact decimals a user typed for its parameters
+    (``(("eps", "0.1"),)``; recorded by the command line and spec files through
+    :meth:`MechanismEntry.build`). Float methods use the binary64 fields; certified methods use
+    :meth:`exact_value`, the typed rational where there is one (so ``--eps0 0.1`` certifies
+    eps0 = 1/10, not the nearest double). ``typed`` takes part in equality and hashing, so
+    caches never mix the two. Class attributes:
 
     * ``symmetric`` -- Y =d -X, so one pair order suffices;
     * ``lattice`` -- the PLLR has atoms (Edgeworth approximations ignore lattice effects);
@@ -119,6 +128,55 @@ class Mechanism(ABC):
     max_order: ClassVar[int | None] = None
     cgf_closed_form: ClassVar[bool] = False
     purely_atomic: ClassVar[bool] = False
+    typed: tuple[tuple[str, str], ...] = field(default=(), kw_only=True, repr=False)
+
+    def exact_value(self, name: str) -> Fraction:
+        """The exact value of parameter ``name``: the decimal typed for it, else its binary64.
+
+        Args:
+            name: A constructor argument (a dataclass field), e.g. ``"sigma"`` or ``"eps"``.
+
+        Returns:
+            A :class:`~fractions.Fraction` (exact).
+
+        Raises:
+            ValueError: if ``name`` is not a parameter, or the typed decimal does not round to
+                the stored float (an inconsistent mechanism).
+        """
+        value = getattr(self, name, None)
+        if name == "typed" or not isinstance(value, int | float):
+            raise ValueError(f"{type(self).__name__} has no numeric parameter {name!r}")
+        for key, text in self.typed:
+            if key == name:
+                exact = Fraction(Decimal(text))
+                if float(exact) != float(value):
+                    raise ValueError(
+                        f"typed {name}={text} does not round to the stored {value!r}"
+                    )
+                return exact
+        return Fraction(float(value))
+
+    def with_typed(self, typed: Mapping[str, str]) -> Mechanism:
+        """A copy recording the exact decimals ``typed`` (parameter name -> decimal string).
+
+        Raises:
+            ValueError: naming the parameter, if a decimal is malformed or does not round to
+                the parameter's binary64 value.
+        """
+        out = []
+        for key, text in sorted(typed.items()):
+            try:
+                exact = Decimal(str(text))
+            except InvalidOperation:
+                raise ValueError(f"{key} must be a decimal number, got {text!r}") from None
+            value = getattr(self, key, None)
+            if not isinstance(value, int | float) or not exact.is_finite():
+                raise ValueError(f"{key} is not a finite numeric parameter of "
+                                 f"{type(self).__name__}")
+            if float(exact) != float(value):
+                raise ValueError(f"{key}={text} does not round to {value!r}")
+            out.append((key, str(exact)))
+        return replace(self, typed=tuple(out))
 
     @abstractmethod
     def _cumulants(self, order: int) -> PLLRCumulants:
@@ -243,7 +301,11 @@ class MechanismEntry:
     required: tuple[str, ...]
 
     def build(self, values: dict[str, object]) -> Mechanism:
-        """Construct the mechanism from spec/CLI values (keys as in ``params``)."""
+        """Construct the mechanism from spec/CLI values (keys as in ``params``).
+
+        ``decimal.Decimal`` values (what the command line and spec files read) are passed to the
+        constructor as their nearest binary64 and recorded exactly in ``typed``.
+        """
         unknown = set(values) - set(self.params)
         if unknown:
             raise ValueError(
@@ -254,8 +316,14 @@ class MechanismEntry:
         if missing:
             flags = ", ".join(f"--{k.replace('_', '-')}" for k in missing)
             raise ValueError(f"mechanism {self.name!r} needs {flags}")
-        kwargs = {self.params[k]: v for k, v in values.items() if v is not None}
-        return self.cls(**kwargs)
+        kwargs = {self.params[k]: _as_number(v) for k, v in values.items() if v is not None}
+        mech = self.cls(**kwargs)
+        typed = {self.params[k]: str(v) for k, v in values.items() if isinstance(v, Decimal)}
+        return mech.with_typed(typed) if typed else mech
+
+
+def _as_number(value: object) -> object:
+    return float(value) if isinstance(value, Decimal) else value
 
 
 MECHANISMS: dict[str, MechanismEntry] = {}
