@@ -164,7 +164,7 @@ def _composition(args) -> tuple[Composition, dict]:
         raise ValueError("--steps is required with --mechanism")
     entry = MECHANISMS[args.mechanism]
     try:
-        mech = entry.build({k: float(v) for k, v in params.items()})
+        mech = entry.build(params)  # Decimal values: floats for the methods, exact in 'typed'
     except ValueError as exc:
         raise ValueError(f"--mechanism {args.mechanism}: {exc}") from None
     inputs = {"mechanism": args.mechanism, **{k: float(v) for k, v in params.items()},

@@ -142,11 +142,11 @@ def parse_spec(data: dict, source: str = "<spec>", *, base_dir: str | None = Non
             raise ValueError(f"{where}: missing count")
         try:
             count = check_count("count", _count_value(entry["count"]))
-            params = {k: _number(k, v) for k, v in entry.items()
-                      if k not in ("type", "count", "file")}
+            params = {k: v for k, v in entry.items() if k not in ("type", "count", "file")}
+            floats = {k: _number(k, v) for k, v in params.items()}  # validates every value
             if "file" in entry:
-                mech = _from_file(entry["file"], params, base_dir or os.getcwd())
-            else:
+                mech = _from_file(entry["file"], floats, base_dir or os.getcwd())
+            else:  # exact decimals are recorded on the mechanism (certified methods use them)
                 mech = MECHANISMS[kind].build(params)
         except ValueError as exc:
             raise ValueError(f"{where}: {exc}") from None
