@@ -175,7 +175,8 @@ class Mechanism(ABC):
                                  f"{type(self).__name__}")
             if float(exact) != float(value):
                 raise ValueError(f"{key}={text} does not round to {value!r}")
-            out.append((key, str(exact)))
+            if Fraction(exact) != Fraction(float(value)):  # exact binary64 values need no record
+                out.append((key, str(exact)))
         return replace(self, typed=tuple(out))
 
     @abstractmethod
