@@ -42,7 +42,7 @@ from typing import Any, ClassVar
 
 from numeric.mechanisms.base import Mechanism, PLLRCumulants, register_mechanism
 
-from .mechanism import _DEFAULT_TIMEOUT, CumulantResult, MechanismSpec
+from .mechanism import DEFAULT_SYMBOLIC_TIMEOUT, MAX_ORDER, CumulantResult, MechanismSpec
 
 __all__ = [
     "CompiledMechanism",
@@ -52,7 +52,6 @@ __all__ = [
     "register_compiled",
 ]
 
-_MAX_ORDER = 16
 _SYMMETRY_RTOL = 1e-9
 _CLASSES: dict[tuple, type] = {}
 _LATTICE_HOOKED = False
@@ -95,7 +94,7 @@ class CompiledMechanism(Mechanism):
     gaussian: ClassVar[bool] = False
     symmetric: ClassVar[bool] = False
     lattice: ClassVar[bool] = False
-    max_order: ClassVar[int | None] = _MAX_ORDER
+    max_order: ClassVar[int | None] = MAX_ORDER
 
     def __post_init__(self) -> None:
         for prm in self.spec.params:
@@ -145,19 +144,24 @@ def _class_name(name: str) -> str:
 
 
 def _register_lattice_step() -> None:
-    """Import :mod:`derive.lattice` once (it registers the lattice step of every compiled class
-    with :mod:`certify.lattice_steps`) when python-flint is installed; without it (no ``certify``
-    extra) compiled mechanisms work everywhere except in the lattice method."""
+    """Once per process, when python-flint is installed: import :mod:`derive.lattice` and let
+    it register the lattice step of :class:`CompiledMechanism` (hence of every compiled class)
+    with certify (:func:`derive.lattice.register_lattice_steps`, the one place that touches
+    certify's registry). Without python-flint (no ``certify`` extra) compiled mechanisms work
+    everywhere except in the lattice method."""
     global _LATTICE_HOOKED
     if _LATTICE_HOOKED:
         return
     _LATTICE_HOOKED = True
     if importlib.util.find_spec("flint") is not None:
-        from . import lattice  # noqa: F401  (registration on import)
+        from .lattice import register_lattice_steps
+
+        register_lattice_steps(CompiledMechanism)
 
 
 def mechanism_class(spec: MechanismSpec, *, order: int = 4, dps: int = 30,
-                    strategy: str = "auto", symbolic_timeout: float | None = _DEFAULT_TIMEOUT,
+                    strategy: str = "auto",
+                    symbolic_timeout: float | None = DEFAULT_SYMBOLIC_TIMEOUT,
                     class_name: str | None = None) -> type:
     """The (cached) numeric Mechanism class of a spec.
 
@@ -180,8 +184,8 @@ def mechanism_class(spec: MechanismSpec, *, order: int = 4, dps: int = 30,
     """
     if not isinstance(spec, MechanismSpec):
         raise ValueError(f"spec must be a DensityMechanism or DiscreteMechanism, got {spec!r}")
-    if isinstance(order, bool) or not isinstance(order, int) or not 1 <= order <= _MAX_ORDER:
-        raise ValueError(f"order must be an integer in [1, {_MAX_ORDER}], got {order!r}")
+    if isinstance(order, bool) or not isinstance(order, int) or not 1 <= order <= MAX_ORDER:
+        raise ValueError(f"order must be an integer in [1, {MAX_ORDER}], got {order!r}")
     name = class_name or _class_name(spec.name)
     if not name.isidentifier():
         raise ValueError(f"class_name must be an identifier, got {name!r}")
@@ -215,7 +219,7 @@ def mechanism_class(spec: MechanismSpec, *, order: int = 4, dps: int = 30,
 
 def compile_mechanism(spec: MechanismSpec, *, order: int = 4, dps: int = 30,
                       strategy: str = "auto",
-                      symbolic_timeout: float | None = _DEFAULT_TIMEOUT,
+                      symbolic_timeout: float | None = DEFAULT_SYMBOLIC_TIMEOUT,
                       class_name: str | None = None, **param_values: float) -> Mechanism:
     """Compile ``spec`` and instantiate it at ``param_values``.
 
