@@ -40,7 +40,6 @@ class SymbolicIntegrationError(ValueError):
     """``strategy="symbolic"`` was requested but some piece has no accepted closed form."""
 
 
-
 @dataclass(frozen=True)
 class Segment:
     """A piece of the support on which p, q and the PLLR are smooth (or one discrete outcome).

@@ -86,8 +86,6 @@ def format_values(vals: dict) -> str:
     return ", ".join(f"{k}={v:.6g}" for k, v in vals.items()) or "(no parameters)"
 
 
-
-
 def _samples(params: tuple[Parameter, ...], syms: tuple[sp.Symbol, ...]) -> tuple[dict, ...]:
     """Reference point, then all-low and all-high typical corners (distinct points)."""
     pts = [{s: prm.reference for prm, s in zip(params, syms, strict=True)}]
