@@ -18,6 +18,10 @@ methods (``numeric.epsilon(..., method="gdp")``) and spec files accept it like a
   accountants skip the (then nearly identical) swapped order.
 * ``lattice`` is True when the PLLR law has atoms (discrete pmfs; L constant on a segment, as for
   Laplace).
+* ``cgf_batch(t, n)`` is the CGF K_Y(t) of the PLLR under Q and its derivatives, computed
+  numerically (:mod:`derive.cgf`: exact sums for pmfs, log-space Gauss-Legendre quadrature with a
+  convergence check for densities; ``NotApplicable`` where that is not reliable); ``pllr_sup()``
+  and ``pllr_inf()`` the essential range of L (+-inf where derive cannot establish it).
 * ``exact_family()`` is ``("gaussian", kappa_2)`` when X is exactly normal (L affine, log p
   quadratic on the whole line), so Gaussian-type pairs compose exactly (GDP Cor. 3.3).
 * The certified lattice method (:mod:`certify.lattice`) accepts compiled mechanisms whose PLLR
@@ -40,8 +44,12 @@ import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+import numpy as np
+
 from numeric.mechanisms.base import Mechanism, PLLRCumulants, register_mechanism
 
+from .cgf import cgf_batch as derived_cgf_batch
+from .cgf import pllr_range
 from .mechanism import DEFAULT_SYMBOLIC_TIMEOUT, MAX_ORDER, CumulantResult, MechanismSpec
 
 __all__ = [
@@ -123,6 +131,34 @@ class CompiledMechanism(Mechanism):
         res = self.derived(max(order, self.compiled_order))
         x, y = res.floats()
         return PLLRCumulants(x=x[:order], y=y[:order])
+
+    def cgf_batch(self, t: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+        r"""K_Y(t_i) = log E_Q e^{t_i Y} and D[i, j-1] = K_Y^{(j)}(t_i), j = 1..n (Y = L under
+        Q), by numeric sums (pmfs) or Gauss-Legendre quadrature in log-space
+        (:func:`derive.cgf.cgf_batch`).
+
+        Args:
+            t: Tilts (flattened), finite.
+            n: Highest derivative, whole number >= 1.
+
+        Returns:
+            ``(K, D)`` of shapes (len(t),) and (len(t), n).
+
+        Raises:
+            ValueError: on a non-finite tilt or a bad ``n``.
+            NotApplicable: for tilts where the integrals cannot be done reliably (e.g. E_Q
+                e^{tY} diverges), naming them.
+        """
+        return derived_cgf_batch(self, t, n)
+
+    def pllr_sup(self) -> float:
+        """The essential supremum of L = log q/p: from derive's segmentation (atoms, limits at
+        the ends of segments where L is proven monotone), +inf where it is not known."""
+        return pllr_range(self)[1]
+
+    def pllr_inf(self) -> float:
+        """The essential infimum of L, likewise (-inf where it is not known)."""
+        return pllr_range(self)[0]
 
     def exact_family(self) -> tuple[str, float] | None:
         """``("gaussian", kappa_2(X))`` when X is exactly normal, else None."""

@@ -31,12 +31,17 @@ from numeric.errors import NotApplicable
 from .arb_compile import arb_function
 from .mechanism import MechanismSpec
 from .segmentation import analysis
-from .sign_calculus import is_closed, proven_sign, proven_zero
+from .sign_calculus import (
+    PROOF_SECONDS,
+    is_closed,
+    monotone_sign,
+    positive_variable,
+    proven_sign,
+    proven_zero,
+)
 from .timelimit import attempt
 
-__all__ = ["PROOF_SECONDS", "LatticePlan", "does_not_apply", "lattice_plan"]
-
-PROOF_SECONDS = 20.0  # per monotonicity proof
+__all__ = ["LatticePlan", "does_not_apply", "lattice_plan"]
 
 
 def does_not_apply(spec: MechanismSpec, why: str) -> NotApplicable:
@@ -184,33 +189,6 @@ def _atom_segment(spec: MechanismSpec, seg, x: sp.Symbol, params) -> _Atom:
         raise does_not_apply(spec, f"{seg.label}: {exc}") from None
 
 
-def _positive_variable(seg, x: sp.Symbol) -> tuple[sp.Expr, sp.Symbol | None]:
-    """x written through u > 0 ranging over the segment (or x itself on the whole line)."""
-    lo, hi = seg.lower, seg.upper
-    if lo == -sp.oo and hi == sp.oo:
-        return x, None
-    u = sp.Symbol("_u", positive=True)
-    if hi == sp.oo:
-        return lo + u, u
-    if lo == -sp.oo:
-        return hi - u, u
-    return (lo + hi * u) / (1 + u), u
-
-
-def _monotone_sign(dL: sp.Expr, seg, x: sp.Symbol) -> int | None:
-    sub, _ = _positive_variable(seg, x)
-    expr = dL if sub is x else dL.xreplace({x: sub})
-    for form in (lambda: expr, lambda: sp.factor(sp.together(expr)),
-                 lambda: sp.simplify(expr)):
-        e = attempt(form, PROOF_SECONDS / 2)
-        if e is None:
-            continue
-        s = attempt(lambda e=e: proven_sign(e), PROOF_SECONDS)
-        if s in (1, -1):
-            return s
-    return None
-
-
 def _finite_limit(G: sp.Expr, var: sp.Symbol, end: sp.Expr, d: str) -> sp.Expr | None:
     """The one-sided limit of G at ``end`` if finite and closed: ``sympy.limit`` (also of G with
     lower incomplete gammas rewritten through upper ones), else sympy's evaluation of G at the
@@ -248,7 +226,7 @@ def _antiderivative(dens: sp.Expr, seg, x: sp.Symbol
             poly = attempt(lambda node=node: sp.Poly(node.base, x))
             if poly is not None and poly.degree() == 1 and node.base not in bases:
                 bases.append(node.base)
-    sub, _ = _positive_variable(seg, x)
+    sub, _ = positive_variable(seg, x)
     v = sp.Symbol("_v", positive=True)
     for base in bases:
         alpha = sp.diff(base, x)
@@ -302,7 +280,7 @@ def _piece(spec, seg, x, params, symbols, declared: str | None, notes: list[str]
     dL = attempt(lambda: sp.diff(L, x))
     if dL is None:
         raise does_not_apply(spec, f"cannot differentiate the PLLR on {where}")
-    s = _monotone_sign(dL, seg, x)
+    s = monotone_sign(dL, seg, x)
     if s is not None:
         increasing, how = s > 0, "proven"
         if declared is not None and (declared == "increasing") != increasing:

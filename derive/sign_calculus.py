@@ -18,10 +18,20 @@ import sympy as sp
 
 from .timelimit import attempt
 
-__all__ = ["SIGN_DEPTH", "compare_positive", "is_closed", "log_of_positive", "proven_sign",
-           "proven_zero"]
+__all__ = [
+    "PROOF_SECONDS",
+    "SIGN_DEPTH",
+    "compare_positive",
+    "is_closed",
+    "log_of_positive",
+    "monotone_sign",
+    "positive_variable",
+    "proven_sign",
+    "proven_zero",
+]
 
 SIGN_DEPTH = 12
+PROOF_SECONDS = 20.0  # per monotonicity proof
 
 
 def proven_zero(expr: sp.Expr) -> bool:
@@ -160,3 +170,32 @@ def compare_positive(a: sp.Expr, b: sp.Expr, depth: int) -> int | None:
         if comb is not None and comb != d:
             r = proven_sign(comb, depth + 1)
     return r
+
+
+def positive_variable(seg, x: sp.Symbol) -> tuple[sp.Expr, sp.Symbol | None]:
+    """x written through u > 0 ranging over the segment (or x itself on the whole line)."""
+    lo, hi = seg.lower, seg.upper
+    if lo == -sp.oo and hi == sp.oo:
+        return x, None
+    u = sp.Symbol("_u", positive=True)
+    if hi == sp.oo:
+        return lo + u, u
+    if lo == -sp.oo:
+        return hi - u, u
+    return (lo + hi * u) / (1 + u), u
+
+
+def monotone_sign(dL: sp.Expr, seg, x: sp.Symbol) -> int | None:
+    """+1 or -1 when dL/dx = ``dL`` is proven positive or negative on the segment ``seg`` (x
+    written through a positive variable ranging over it), else None (time-limited)."""
+    sub, _ = positive_variable(seg, x)
+    expr = dL if sub is x else dL.xreplace({x: sub})
+    for form in (lambda: expr, lambda: sp.factor(sp.together(expr)),
+                 lambda: sp.simplify(expr)):
+        e = attempt(form, PROOF_SECONDS / 2)
+        if e is None:
+            continue
+        s = attempt(lambda e=e: proven_sign(e), PROOF_SECONDS)
+        if s in (1, -1):
+            return s
+    return None
