@@ -48,7 +48,7 @@ from pathlib import Path
 from .codegen_kernels import KernelPrinter, builtin_kernels, exp_rational, strict_kernel_code
 from .codegen_render import render_builtin_cumulants, render_builtin_cumulants_arb
 from .codegen_series import SERIES_MAX_ORDER, render_edgeworth_series, strict_pycode
-from .codegen_text import REGENERATE_COMMAND, header
+from .codegen_text import GENERATOR, REGENERATE_COMMAND, header
 
 __all__ = [
     "BUILTIN_CUMULANTS_ARB_PATH",
@@ -56,6 +56,7 @@ __all__ = [
     "CERTIFY_GENERATED_DIR",
     "EDGEWORTH_SERIES_PATH",
     "GENERATED_DIR",
+    "GENERATOR",
     "REGENERATE_COMMAND",
     "SERIES_MAX_ORDER",
     "TARGETS",
