@@ -27,8 +27,9 @@ methods (``numeric.epsilon(..., method="gdp")``) and spec files accept it like a
 * The certified lattice method (:mod:`certify.lattice`) accepts compiled mechanisms whose PLLR
   law can be enclosed (finite pmfs; densities with a PLLR proven or declared monotone on each
   segment and closed-form masses): the first :func:`mechanism_class` call imports
-  :mod:`derive.lattice`, which registers their lattice step, when python-flint (the ``certify``
-  extra) is installed. derive itself needs only sympy.
+  :mod:`derive.lattice` and registers their lattice step
+  (:func:`derive.lattice.register_lattice_steps`) when python-flint (the ``certify`` extra) is
+  installed. derive itself needs only sympy.
 
 :func:`register_compiled` adds the class to :data:`numeric.mechanisms.base.MECHANISMS`, so spec
 files (``type = "name"``) and ``edgeworth --spec`` accept it in the same process. The CLI's

@@ -62,6 +62,14 @@ _ENGINES: dict[tuple, DerivationEngine] = {}
 def engine(spec: MechanismSpec, strategy: str, timeout: float | None) -> DerivationEngine:
     """The (cached) derivation engine of ``spec`` for a strategy and a sympy time limit.
 
+    Args:
+        spec: The mechanism spec.
+        strategy: One of :data:`STRATEGIES` ("symbolic" shares the "auto" engine).
+        timeout: Seconds per sympy integral (None: unlimited).
+
+    Returns:
+        The :class:`DerivationEngine`.
+
     Raises:
         ValueError: on an unknown strategy or a timeout that is not None or a number > 0.
     """
@@ -255,6 +263,7 @@ class DerivationEngine:
         return tuple(out)
 
     def derivation(self, order: int) -> Derivation:
+        """The derivation to ``order`` (extending the symbolic work if needed; cached)."""
         if order > self.order:
             self._extend(order)
         snap = self.snapshots.get(order)

@@ -71,6 +71,7 @@ class MomentEvaluator:
         return fn
 
     def closed_value(self, key: tuple[str, int, int], vals: dict, prec_dps: int):
+        """The closed-form piece ``key`` = (m, i, k) at ``vals``, at ``prec_dps`` digits."""
         fn = self._fn(("piece", *key), lambda: self.pieces[key])
         args = [vals[s.name] for s in self.an.param_syms]
         with mpmath.workdps(prec_dps):
@@ -141,6 +142,7 @@ class MomentEvaluator:
             return mpmath.mpf(mpmath.re(v)), mpmath.mpf(err)
 
     def quad_raw(self, m: str, i: int, k: int, vals: dict, prec_dps: int):
+        """E_m[L^k] on segment i (m = "P" or "Q") by quadrature: (value, error estimate)."""
         seg = self.an.segments[i]
         if seg.is_point:
             return self.closed_value((m, i, k), vals, prec_dps), mpmath.mpf(0)
@@ -149,6 +151,20 @@ class MomentEvaluator:
         return self._quad(i, vals, prec_dps, lambda p, q, L: q * L**k)
 
     def evaluate(self, deriv: Derivation, vals: dict, dps: int) -> CumulantResult:
+        """The cumulants of ``deriv`` at the parameter values ``vals`` to ``dps`` digits.
+
+        Args:
+            deriv: A derivation of this spec (its order, closed forms, notes and symbolic
+                identities).
+            vals: Validated parameter values by name.
+            dps: Decimal digits wanted.
+
+        Returns:
+            A :class:`~derive.results.CumulantResult` (cached per parameter point and dps).
+
+        Raises:
+            ValueError: if p or q is not normalized at ``vals``.
+        """
         order = deriv.order
         key = (tuple(sorted(vals.items())), dps)
         cached = self._numeric.get(key)
