@@ -52,7 +52,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import mpmath
 import numpy as np
@@ -61,12 +61,10 @@ import sympy as sp
 from numeric.errors import NotApplicable
 
 from .quadrature import mp_lambdify
+from .results import SpecLike
 from .segmentation import analysis
 from .sign_calculus import is_closed, monotone_sign, proven_zero
 from .timelimit import attempt
-
-if TYPE_CHECKING:
-    from .mechanism import MechanismSpec
 
 __all__ = ["MAX_LEVEL", "TOLERANCE", "cgf_batch", "pllr_range"]
 
@@ -177,12 +175,12 @@ class _Prepared:
     mp_pllr: tuple[Callable, ...] = ()
 
 
-_PREPARED: dict[MechanismSpec, _Prepared] = {}
-_RANGES: dict[MechanismSpec, tuple[tuple[Any, Any], ...]] = {}
+_PREPARED: dict[SpecLike, _Prepared] = {}
+_RANGES: dict[SpecLike, tuple[tuple[Any, Any], ...]] = {}
 _LOCK = threading.Lock()
 
 
-def _prepare(spec: MechanismSpec) -> _Prepared:
+def _prepare(spec: SpecLike) -> _Prepared:
     with _LOCK:
         prep = _PREPARED.get(spec)
     if prep is not None:
@@ -492,7 +490,7 @@ def _limit(L: sp.Expr, x: sp.Symbol, end: sp.Expr, direction: str) -> Any:
     return None
 
 
-def _ranges(spec: MechanismSpec) -> tuple[tuple[Any, Any], ...]:
+def _ranges(spec: SpecLike) -> tuple[tuple[Any, Any], ...]:
     """Per segment the lowest and highest value of L: a float (+-inf) or an mpmath function of
     the parameters; -inf / +inf where not known."""
     with _LOCK:

@@ -92,8 +92,10 @@ class CompiledMechanism(Mechanism):
     """Base of the mechanism classes created by :func:`mechanism_class`.
 
     Class attributes set per spec: ``spec``, ``derive_options`` (strategy, symbolic_timeout),
-    ``compiled_order``, ``dps``, ``lattice``, ``gaussian``. ``symmetric`` is False on the class
-    (both pair orders, the safe default) and set on each instance from its own cumulants.
+    ``compiled_order``, ``dps``, ``lattice``, ``gaussian``, and for finite pmfs
+    ``cgf_closed_form`` and ``purely_atomic`` (numeric's CGF contract). ``symmetric`` is False
+    on the class (both pair orders, the safe default) and set on each instance from its own
+    cumulants.
     """
 
     spec: ClassVar[MechanismSpec]
@@ -245,6 +247,9 @@ def mechanism_class(spec: MechanismSpec, *, order: int = 4, dps: int = 30,
         "dps": dps,
         "gaussian": spec.gaussian_pllr,
         "lattice": spec.has_atoms,
+        # a finite pmf: the CGF is an exact finite sum (cheap at new tilts) of a purely atomic law
+        "cgf_closed_form": spec.kind == "discrete",
+        "purely_atomic": spec.kind == "discrete",
         "__doc__": doc,
         "__module__": __name__,
     }

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import time
 import warnings
-from typing import TYPE_CHECKING
 
 import mpmath
 import sympy as sp
@@ -36,6 +35,7 @@ from .results import (
     IdentityCheck,
     QuadratureFallbackWarning,
     Segment,
+    SpecLike,
 )
 from .segmentation import analysis, format_values
 from .timelimit import (
@@ -47,9 +47,6 @@ from .timelimit import (
     zero_within,
 )
 
-if TYPE_CHECKING:
-    from .mechanism import MechanismSpec
-
 __all__ = ["STRATEGIES", "VERIFY_DPS", "DerivationEngine", "clear_engines", "engine"]
 
 STRATEGIES = ("auto", "symbolic", "quadrature")
@@ -59,7 +56,7 @@ _NOT_CLOSED = (sp.Integral, sp.meijerg, sp.hyper, sp.appellf1, sp.Sum, sp.Produc
 _ENGINES: dict[tuple, DerivationEngine] = {}
 
 
-def engine(spec: MechanismSpec, strategy: str, timeout: float | None) -> DerivationEngine:
+def engine(spec: SpecLike, strategy: str, timeout: float | None) -> DerivationEngine:
     """The (cached) derivation engine of ``spec`` for a strategy and a sympy time limit.
 
     Args:
@@ -110,7 +107,7 @@ class DerivationEngine:
     numeric side (:class:`~derive.quadrature.MomentEvaluator`) shares them.
     """
 
-    def __init__(self, spec: MechanismSpec, strategy: str, timeout: float | None) -> None:
+    def __init__(self, spec: SpecLike, strategy: str, timeout: float | None) -> None:
         self.spec = spec
         self.an = analysis(spec)
         self.strategy = strategy

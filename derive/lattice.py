@@ -102,7 +102,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import sympy as sp
 from flint import arb, ctx
@@ -126,9 +126,6 @@ from .lattice_roots import (
     sympy_rational,
 )
 from .sign_calculus import proven_sign, proven_zero
-
-if TYPE_CHECKING:
-    from .compile import CompiledMechanism
 
 __all__ = [
     "DerivedLatticeStep",
@@ -553,7 +550,7 @@ _STEPS: dict[tuple, DerivedLatticeStep] = {}
 _STEPS_LOCK = threading.Lock()
 
 
-def derived_lattice_step(mechanism: CompiledMechanism, direction: str = DIRECTION_PQ
+def derived_lattice_step(mechanism: Any, direction: str = DIRECTION_PQ
                          ) -> DerivedLatticeStep:
     """The lattice step of a compiled mechanism (cached per mechanism and direction).
 

@@ -22,7 +22,8 @@ RESERVED_NAMES = frozenset({
     "order", "dps", "strategy", "symbolic_timeout", "values", "check", "symmetric", "lattice",
     "max_order", "spec", "options", "delta_part", "registry_name", "describe", "name",
     "class_name", "derived", "pllr_cumulants", "exact_family", "clt_mu_squared", "gaussian",
-    "compiled_order", "derive_options", "cgf_batch", "pllr_sup", "pllr_inf",
+    "compiled_order", "derive_options", "cgf_batch", "pllr_sup", "pllr_inf", "cgf_closed_form",
+    "purely_atomic", "poisson_rate", "has_cgf", "has_exact_answer",
 })
 """Names a parameter may not take (attributes of compiled mechanism classes)."""
 

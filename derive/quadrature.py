@@ -20,16 +20,13 @@ a parameter point (:class:`~derive.results.CumulantResult`):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import mpmath
 import sympy as sp
 
-from .results import CumulantResult, Derivation, IdentityCheck, truncate_result
+from .results import CumulantResult, Derivation, IdentityCheck, SpecLike, truncate_result
 from .segmentation import SpecAnalysis, format_values, has_float
-
-if TYPE_CHECKING:
-    from .mechanism import MechanismSpec
 
 __all__ = ["GUARD_DIGITS", "MomentEvaluator", "mp_lambdify"]
 
@@ -51,7 +48,7 @@ class MomentEvaluator:
             segment i, m = "P" or "Q"); shared with, and extended by, the derivation engine.
     """
 
-    def __init__(self, spec: MechanismSpec, an: SpecAnalysis,
+    def __init__(self, spec: SpecLike, an: SpecAnalysis,
                  pieces: dict[tuple[str, int, int], sp.Expr | None]) -> None:
         self.spec = spec
         self.an = an

@@ -9,12 +9,9 @@ section 1 (K_X(1) = 0, K_Y(-1) = 0, kappa_1(X) = -KL(P||Q), kappa_1(Y) = KL(Q||P
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import sympy as sp
-
-if TYPE_CHECKING:
-    from .mechanism import MechanismSpec
 
 __all__ = [
     "CumulantResult",
@@ -23,9 +20,15 @@ __all__ = [
     "IdentityCheckError",
     "QuadratureFallbackWarning",
     "Segment",
+    "SpecLike",
     "SymbolicIntegrationError",
     "truncate_result",
 ]
+
+
+SpecLike = Any
+"""Annotation of a :class:`derive.mechanism.MechanismSpec` in the modules that derive.mechanism
+imports (importing it back, even only for annotations, would make an import cycle)."""
 
 
 class QuadratureFallbackWarning(UserWarning):
@@ -101,7 +104,7 @@ class Derivation:
         seconds: Wall time spent deriving (cumulative over orders).
     """
 
-    spec: MechanismSpec
+    spec: SpecLike
     order: int
     strategy: str
     segments: tuple[Segment, ...]

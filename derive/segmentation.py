@@ -18,16 +18,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import sympy as sp
 
 from .parameters import Parameter
-from .results import Segment
+from .results import Segment, SpecLike
 from .timelimit import SIMPLIFY_TIMEOUT, TimeLimitExceeded, simplify_within, time_limit
-
-if TYPE_CHECKING:
-    from .mechanism import DensityMechanism, DiscreteMechanism, MechanismSpec
 
 __all__ = ["SpecAnalysis", "analysis", "clear_analyses", "format_values", "has_float"]
 
@@ -59,7 +55,7 @@ class SpecAnalysis:
     lattice: bool
 
 
-_ANALYSES: dict[MechanismSpec, SpecAnalysis] = {}
+_ANALYSES: dict[SpecLike, SpecAnalysis] = {}
 
 
 def clear_analyses() -> None:
@@ -67,7 +63,7 @@ def clear_analyses() -> None:
     _ANALYSES.clear()
 
 
-def analysis(spec: MechanismSpec) -> SpecAnalysis:
+def analysis(spec: SpecLike) -> SpecAnalysis:
     """The (cached) segmentation of ``spec``.
 
     Raises:
@@ -118,7 +114,7 @@ def _fmt(subs: dict) -> str:
     return ", ".join(f"{k}={float(v):.6g}" for k, v in subs.items()) or "(no parameters)"
 
 
-def has_float(spec: MechanismSpec) -> bool:
+def has_float(spec: SpecLike) -> bool:
     """Whether the densities contain floating-point constants (for messages)."""
     exprs = [spec.p, spec.q] if spec.kind == "continuous" else [*spec.p, *spec.q]
     return any(e.has(sp.Float) for e in exprs)
@@ -288,7 +284,7 @@ def _infinite_pllr(spec, who: str, other: str, where: str) -> ValueError:
     )
 
 
-def _analyze_continuous(spec: DensityMechanism) -> SpecAnalysis:
+def _analyze_continuous(spec: SpecLike) -> SpecAnalysis:
     x = sp.Symbol(spec.x.name, real=True)
     syms = tuple(prm.internal_symbol() for prm in spec.params)
     rep = {spec.x: x, **{prm.symbol: s for prm, s in zip(spec.params, syms, strict=True)}}
@@ -385,7 +381,7 @@ def _is_gaussian_pair(segments: list[Segment], x: sp.Symbol) -> bool:
     return L.degree() == 1 and logp.degree() == 2
 
 
-def _analyze_discrete(spec: DiscreteMechanism) -> SpecAnalysis:
+def _analyze_discrete(spec: SpecLike) -> SpecAnalysis:
     syms = tuple(prm.internal_symbol() for prm in spec.params)
     rep = {prm.symbol: s for prm, s in zip(spec.params, syms, strict=True)}
     samples = _samples(spec.params, syms)

@@ -6,8 +6,8 @@ P = Logistic(0, 1), Q = Logistic(mu, 1) with density p(x) = e^{-x} / (1 + e^{-x}
 mu = sensitivity / scale. The PLLR L = mu + 2 log(1 + e^{-x}) - 2 log(1 + e^{mu - x}) is bounded
 by mu, so the mechanism is mu-pure-DP. derive finds kappa_1 = 2 - mu coth(mu/2) (= -KL) in closed
 form and computes the higher cumulants by mpmath quadrature, saying so. The AEA and GDP epsilons
-printed are *estimates*, not bounds; so is the saddlepoint epsilon, printed when numeric's
-saddlepoint method uses the compiled mechanism's numeric CGF (``mech.cgf_batch``). With the
+printed are *estimates*, not bounds; so is the saddlepoint epsilon, from the compiled mechanism's
+numeric CGF (``mech.cgf_batch``, log-space quadrature of the densities). With the
 ``certify`` extra installed the example also prints a *certified* eps interval: derive proves L
 monotone in x and finds the CDFs in closed form, so the lattice method of certify.lattice
 encloses the composition (a proof, not an estimate).
@@ -47,7 +47,7 @@ def main(mu: float = 0.2, steps: int = 100, delta: float = 1e-5,
            "cumulants_y": res.floats()[1], "provenance": res.provenance_x}
     try:
         sad = epsilon(comp, delta, "saddlepoint")
-    except ValueError as exc:  # NotApplicable (a ValueError): no CGF in this numeric version
+    except ValueError as exc:  # NotApplicable (a ValueError), e.g. a diverging CGF
         print(f"  saddlepoint     : not available ({exc})")
     else:
         out["saddlepoint"] = sad.epsilon

@@ -21,7 +21,6 @@ from derive.mechanism import DensityMechanism, Parameter, QuadratureFallbackWarn
 from numeric import Gaussian, Laplace, RandomizedResponse, compose, epsilon  # noqa: E402
 from numeric.cgf import pllr_cgf  # noqa: E402
 from numeric.errors import NotApplicable  # noqa: E402
-from numeric.mechanisms.base import Mechanism  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 FAST = 0.5  # seconds per sympy integral (as in the other derive tests, sharing their caches)
@@ -153,15 +152,22 @@ def test_logistic_saddlepoint_is_close_to_aea_at_m_1000():
     """The README's logistic mechanism (mu = 0.2): with the numeric CGF the saddlepoint method
     answers, within 1e-4 of the AEA estimate at m = 1000 (measured 1.1e-5; both inside the
     certified lattice interval [21.526698, 21.526715])."""
-    mech = _compile(_logistic(), mu=0.2)
-    if "cgf_batch" not in vars(Mechanism):  # numeric does not call the mechanism's CGF yet
-        def bridge(m, t, n):
-            k, d = m.cgf_batch(np.array([float(t)]), n)
-            return float(k[0]), d[0]
-
-        pllr_cgf.register(type(mech))(bridge)
-    comp = compose([(mech, 1000)])
+    comp = compose([(_compile(_logistic(), mu=0.2), 1000)])
     sp_eps = epsilon(comp, 1e-5, "saddlepoint").epsilon
     aea_eps = epsilon(comp, 1e-5, "aea", order=2).epsilon
     assert sp_eps == pytest.approx(aea_eps, rel=1e-4)
     assert sp_eps == pytest.approx(21.5267, abs=2e-4)
+
+
+@pytest.mark.parametrize(("spec", "values", "builtin"), [
+    (GAUSSIAN, {"mu": 0.5}, Gaussian(2.0)),
+    (LAPLACE, {"mu": 1.0}, Laplace(1.0)),
+    (RANDOMIZED_RESPONSE, {"eps0": 0.5}, RandomizedResponse(0.5)),
+], ids=["gaussian", "laplace", "randomized-response"])
+def test_saddlepoint_of_derived_builtins_equals_the_builtins(spec, values, builtin):
+    derived = _compile(spec, **values)
+    assert derived.cgf_closed_form == derived.purely_atomic == (spec.kind == "discrete")
+    got = epsilon(compose([(derived, 100)]), 1e-5, "saddlepoint")
+    want = epsilon(compose([(builtin, 100)]), 1e-5, "saddlepoint")
+    assert got.epsilon == pytest.approx(want.epsilon, rel=1e-10)
+    assert len(got.warnings) == len(want.warnings)

@@ -1,8 +1,8 @@
 """derive's module structure: no import cycles, no private cross-module imports, small modules.
 
 The import graph is built from the AST of every module of the ``derive`` package, counting every
-import (module level and inside functions: a lazy import still couples the modules) except those
-under ``if TYPE_CHECKING:`` (annotations only, never executed).
+import: module level, inside functions (a lazy import still couples the modules) and under
+``if TYPE_CHECKING:`` (an annotation-only import back is still a cycle of the design).
 """
 
 from __future__ import annotations
@@ -32,24 +32,6 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-
-def _runtime_nodes(tree: ast.AST):
-    """Every node except the bodies of ``if TYPE_CHECKING:`` blocks."""
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        yield node
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and _is_type_checking(child.test):
-                stack.extend(child.orelse)
-                continue
-            stack.append(child)
-
-
 def _package_of(module: str) -> str:
     return module if MODULES[module].name == "__init__.py" else module.rpartition(".")[0]
 
@@ -64,12 +46,12 @@ def _absolute(module: str, node: ast.ImportFrom) -> str:
 
 
 def _imports(module: str) -> tuple[set[str], list[str]]:
-    """(derive modules imported at run time, private names imported from another module)."""
+    """(derive modules imported, private names imported from another module)."""
     tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
     deps: set[str] = set()
     private: list[str] = []
     aliases: dict[str, str] = {}  # local name -> derive module bound to it
-    for node in _runtime_nodes(tree):
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.name in MODULES:
@@ -88,7 +70,7 @@ def _imports(module: str) -> tuple[set[str], list[str]]:
                     deps.add(target)
                 if a.name.startswith("_") and not a.name.startswith("__"):
                     private.append(f"{module}: from {target} import {a.name}")
-    for node in _runtime_nodes(tree):
+    for node in ast.walk(tree):
         if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
                 and node.value.id in aliases and node.attr.startswith("_")
                 and not node.attr.startswith("__")):
@@ -140,7 +122,7 @@ def test_graph_sees_the_known_edges():
     assert "derive.mechanism" in GRAPH["derive.builtins"]
     assert "derive.lattice" in GRAPH["derive.compile"]  # lazy, inside _register_lattice_step
     assert "derive.engine" in GRAPH["derive.mechanism"]
-    assert "derive.mechanism" not in GRAPH["derive.results"]  # TYPE_CHECKING only
+    assert "derive.mechanism" not in GRAPH["derive.results"]
 
 
 def test_no_import_cycles():
