@@ -18,13 +18,18 @@ methods (``numeric.epsilon(..., method="gdp")``) and spec files accept it like a
   accountants skip the (then nearly identical) swapped order.
 * ``lattice`` is True when the PLLR law has atoms (discrete pmfs; L constant on a segment, as for
   Laplace).
+* ``cgf_batch(t, n)`` is the CGF K_Y(t) of the PLLR under Q and its derivatives, computed
+  numerically (:mod:`derive.cgf`: exact sums for pmfs, log-space Gauss-Legendre quadrature with a
+  convergence check for densities; ``NotApplicable`` where that is not reliable); ``pllr_sup()``
+  and ``pllr_inf()`` the essential range of L (+-inf where derive cannot establish it).
 * ``exact_family()`` is ``("gaussian", kappa_2)`` when X is exactly normal (L affine, log p
   quadratic on the whole line), so Gaussian-type pairs compose exactly (GDP Cor. 3.3).
 * The certified lattice method (:mod:`certify.lattice`) accepts compiled mechanisms whose PLLR
   law can be enclosed (finite pmfs; densities with a PLLR proven or declared monotone on each
   segment and closed-form masses): the first :func:`mechanism_class` call imports
-  :mod:`derive.lattice`, which registers their lattice step, when python-flint (the ``certify``
-  extra) is installed. derive itself needs only sympy.
+  :mod:`derive.lattice` and registers their lattice step
+  (:func:`derive.lattice.register_lattice_steps`) when python-flint (the ``certify`` extra) is
+  installed. derive itself needs only sympy.
 
 :func:`register_compiled` adds the class to :data:`numeric.mechanisms.base.MECHANISMS`, so spec
 files (``type = "name"``) and ``edgeworth --spec`` accept it in the same process. The CLI's
@@ -40,9 +45,13 @@ import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+import numpy as np
+
 from numeric.mechanisms.base import Mechanism, PLLRCumulants, register_mechanism
 
-from .mechanism import _DEFAULT_TIMEOUT, CumulantResult, MechanismSpec
+from .cgf import cgf_batch as derived_cgf_batch
+from .cgf import pllr_range
+from .mechanism import DEFAULT_SYMBOLIC_TIMEOUT, MAX_ORDER, CumulantResult, MechanismSpec
 
 __all__ = [
     "CompiledMechanism",
@@ -52,7 +61,6 @@ __all__ = [
     "register_compiled",
 ]
 
-_MAX_ORDER = 16
 _SYMMETRY_RTOL = 1e-9
 _CLASSES: dict[tuple, type] = {}
 _LATTICE_HOOKED = False
@@ -84,8 +92,10 @@ class CompiledMechanism(Mechanism):
     """Base of the mechanism classes created by :func:`mechanism_class`.
 
     Class attributes set per spec: ``spec``, ``derive_options`` (strategy, symbolic_timeout),
-    ``compiled_order``, ``dps``, ``lattice``, ``gaussian``. ``symmetric`` is False on the class
-    (both pair orders, the safe default) and set on each instance from its own cumulants.
+    ``compiled_order``, ``dps``, ``lattice``, ``gaussian``, and for finite pmfs
+    ``cgf_closed_form`` and ``purely_atomic`` (numeric's CGF contract). ``symmetric`` is False
+    on the class (both pair orders, the safe default) and set on each instance from its own
+    cumulants.
     """
 
     spec: ClassVar[MechanismSpec]
@@ -95,7 +105,7 @@ class CompiledMechanism(Mechanism):
     gaussian: ClassVar[bool] = False
     symmetric: ClassVar[bool] = False
     lattice: ClassVar[bool] = False
-    max_order: ClassVar[int | None] = _MAX_ORDER
+    max_order: ClassVar[int | None] = MAX_ORDER
 
     def __post_init__(self) -> None:
         for prm in self.spec.params:
@@ -125,6 +135,34 @@ class CompiledMechanism(Mechanism):
         x, y = res.floats()
         return PLLRCumulants(x=x[:order], y=y[:order])
 
+    def cgf_batch(self, t: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+        r"""K_Y(t_i) = log E_Q e^{t_i Y} and D[i, j-1] = K_Y^{(j)}(t_i), j = 1..n (Y = L under
+        Q), by numeric sums (pmfs) or Gauss-Legendre quadrature in log-space
+        (:func:`derive.cgf.cgf_batch`).
+
+        Args:
+            t: Tilts (flattened), finite.
+            n: Highest derivative, whole number >= 1.
+
+        Returns:
+            ``(K, D)`` of shapes (len(t),) and (len(t), n).
+
+        Raises:
+            ValueError: on a non-finite tilt or a bad ``n``.
+            NotApplicable: for tilts where the integrals cannot be done reliably (e.g. E_Q
+                e^{tY} diverges), naming them.
+        """
+        return derived_cgf_batch(self, t, n)
+
+    def pllr_sup(self) -> float:
+        """The essential supremum of L = log q/p: from derive's segmentation (atoms, limits at
+        the ends of segments where L is proven monotone), +inf where it is not known."""
+        return pllr_range(self)[1]
+
+    def pllr_inf(self) -> float:
+        """The essential infimum of L, likewise (-inf where it is not known)."""
+        return pllr_range(self)[0]
+
     def exact_family(self) -> tuple[str, float] | None:
         """``("gaussian", kappa_2(X))`` when X is exactly normal, else None."""
         if self.gaussian:
@@ -145,19 +183,24 @@ def _class_name(name: str) -> str:
 
 
 def _register_lattice_step() -> None:
-    """Import :mod:`derive.lattice` once (it registers the lattice step of every compiled class
-    with :mod:`certify.lattice_steps`) when python-flint is installed; without it (no ``certify``
-    extra) compiled mechanisms work everywhere except in the lattice method."""
+    """Once per process, when python-flint is installed: import :mod:`derive.lattice` and let
+    it register the lattice step of :class:`CompiledMechanism` (hence of every compiled class)
+    with certify (:func:`derive.lattice.register_lattice_steps`, the one place that touches
+    certify's registry). Without python-flint (no ``certify`` extra) compiled mechanisms work
+    everywhere except in the lattice method."""
     global _LATTICE_HOOKED
     if _LATTICE_HOOKED:
         return
     _LATTICE_HOOKED = True
     if importlib.util.find_spec("flint") is not None:
-        from . import lattice  # noqa: F401  (registration on import)
+        from .lattice import register_lattice_steps
+
+        register_lattice_steps(CompiledMechanism)
 
 
 def mechanism_class(spec: MechanismSpec, *, order: int = 4, dps: int = 30,
-                    strategy: str = "auto", symbolic_timeout: float | None = _DEFAULT_TIMEOUT,
+                    strategy: str = "auto",
+                    symbolic_timeout: float | None = DEFAULT_SYMBOLIC_TIMEOUT,
                     class_name: str | None = None) -> type:
     """The (cached) numeric Mechanism class of a spec.
 
@@ -180,8 +223,8 @@ def mechanism_class(spec: MechanismSpec, *, order: int = 4, dps: int = 30,
     """
     if not isinstance(spec, MechanismSpec):
         raise ValueError(f"spec must be a DensityMechanism or DiscreteMechanism, got {spec!r}")
-    if isinstance(order, bool) or not isinstance(order, int) or not 1 <= order <= _MAX_ORDER:
-        raise ValueError(f"order must be an integer in [1, {_MAX_ORDER}], got {order!r}")
+    if isinstance(order, bool) or not isinstance(order, int) or not 1 <= order <= MAX_ORDER:
+        raise ValueError(f"order must be an integer in [1, {MAX_ORDER}], got {order!r}")
     name = class_name or _class_name(spec.name)
     if not name.isidentifier():
         raise ValueError(f"class_name must be an identifier, got {name!r}")
@@ -204,6 +247,9 @@ def mechanism_class(spec: MechanismSpec, *, order: int = 4, dps: int = 30,
         "dps": dps,
         "gaussian": spec.gaussian_pllr,
         "lattice": spec.has_atoms,
+        # a finite pmf: the CGF is an exact finite sum (cheap at new tilts) of a purely atomic law
+        "cgf_closed_form": spec.kind == "discrete",
+        "purely_atomic": spec.kind == "discrete",
         "__doc__": doc,
         "__module__": __name__,
     }
@@ -215,7 +261,7 @@ def mechanism_class(spec: MechanismSpec, *, order: int = 4, dps: int = 30,
 
 def compile_mechanism(spec: MechanismSpec, *, order: int = 4, dps: int = 30,
                       strategy: str = "auto",
-                      symbolic_timeout: float | None = _DEFAULT_TIMEOUT,
+                      symbolic_timeout: float | None = DEFAULT_SYMBOLIC_TIMEOUT,
                       class_name: str | None = None, **param_values: float) -> Mechanism:
     """Compile ``spec`` and instantiate it at ``param_values``.
 
