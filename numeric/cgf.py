@@ -155,7 +155,7 @@ def pllr_cgf(mechanism: Mechanism, t: float, n: int) -> tuple[float, np.ndarray]
         ``(K(t), [K'(t), ..., K^{(n)}(t)])`` for the mechanism's own (P, Q) order.
 
     Raises:
-        NotApplicable: if the mechanism has no CGF (e.g. derive-compiled ones): use ``aea``.
+        NotApplicable: if the mechanism has no CGF (``Mechanism.cgf_batch`` not implemented).
     """
     k0, der = mechanism.cgf_batch(np.array([float(t)]), int(n))
     return float(k0[0]), der[0]

@@ -144,10 +144,13 @@ def lattice_note(comp: Composition, warns: list[str]) -> None:
         warns: The query's warnings so far (modified in place).
     """
     if all(m.purely_atomic for m, _ in comp.terms):
+        exact = all(m.has_exact_answer for m, _ in comp.terms)
         warns.append(
-            "the PLLR is purely atomic (two-point steps): the tilted Edgeworth density smooths "
-            "the lattice, an error of order the lattice span times the density (~1e-4 relative "
-            "in eps for n ~ 1e3); the 'exact' method is available for this composition"
+            "the PLLR is purely atomic (finitely many values per step): the tilted Edgeworth "
+            "density smooths the lattice, an error of order the lattice span times the density "
+            "(~1e-4 relative in eps for n ~ 1e3)"
+            + ("; the 'exact' method is available for this composition" if exact else
+               "; a certified method bounds it")
         )
 
 
