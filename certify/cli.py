@@ -15,6 +15,8 @@ import json
 import os
 import tomllib
 
+from .install import require_flint
+
 __all__ = ["add_commands"]
 
 
@@ -46,9 +48,8 @@ def _run_certify(args) -> int:
     from numeric.spec import parse_spec
 
     from .certificate import make_certificate
-    from .plugin import _require_flint
 
-    _require_flint()
+    require_flint()
     from .combine import certified_delta, certified_epsilon
 
     data = _spec_data(args.spec)
@@ -72,9 +73,8 @@ def _run_certify(args) -> int:
 
 def _run_verify(args) -> int:
     from .certificate import CertificateError, verify
-    from .plugin import _require_flint
 
-    _require_flint()
+    require_flint()
     try:
         ok, message, recomputed = verify(args.certificate)
     except CertificateError as exc:
