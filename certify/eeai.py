@@ -294,6 +294,10 @@ def delta_interval(composition, eps, *, methods=None, prec: int | None = None) -
     Returns:
         A :class:`~certify.bound.Bound` with quantity ``"delta"``; ``vacuous`` when its upper end
         is 1. ``assumptions`` record the bound, its constants and the i.i.d. assumption.
+
+    Raises:
+        NotApplicable: if a mechanism has no certified moments.
+        ValueError: on a negative eps or unknown methods.
     """
     comp = compose(composition)
     methods = _methods(methods)
@@ -402,6 +406,10 @@ def epsilon_interval(
     Returns:
         A :class:`~certify.bound.Bound` with quantity ``"epsilon"``; the upper end is +inf (and
         ``vacuous`` True) when no finite eps can be certified.
+
+    Raises:
+        NotApplicable: if a mechanism has no certified moments.
+        ValueError: on a delta outside (0, 1) or unknown methods.
     """
     comp = compose(composition)
     methods = _methods(methods)

@@ -148,6 +148,9 @@ def summed_moments(composition: Composition, direction: str) -> SummedMoments:
 
     Returns:
         A :class:`SummedMoments`.
+
+    Raises:
+        NotApplicable: if a term's mechanism has no certified moments.
     """
     zero = arb(0)
     k1 = k2 = k3 = abs3 = abs1v = mu4 = zero
