@@ -36,7 +36,7 @@ def register_methods(register) -> None:
     register(AccountingMethod(
         "certified", "certified enclosure: intersection of every applicable certified method "
         "(exact, Chernoff, EEAI, lattice; a proven bound)",
-        _delta, _epsilon, ("time_budget",),
+        _delta, _epsilon, ("time_budget",), estimate=False,
     ))
 
 

@@ -6,8 +6,9 @@ efficient arbitrary-precision midpoint-radius interval arithmetic*, IEEE Trans. 
 * :math:`\varphi(x) = e^{-x^2/2}/\sqrt{2\pi}`, :math:`\bar\Phi(x) =
   \tfrac12\operatorname{erfc}(x/\sqrt2)` and
   :math:`\Phi(x) = \tfrac12\operatorname{erfc}(-x/\sqrt2)`
-  (the standard normal density and tails, through Arb's rigorous ``erfc``; Abramowitz-Stegun
-  7.1.2 and 26.2.29);
+  (the standard normal density and tails, through Arb's rigorous ``erfc``; the relation of the
+  normal distribution to erfc is in Abramowitz and Stegun, *Handbook of Mathematical
+  Functions*, chapters 7 and 26);
 * integer powers by repeated multiplication (python-flint's ``**`` is NaN on balls containing 0);
 * the exact ends of a ball as zero-radius balls, and enclosures of quantities known to be
   non-negative or bounded in modulus.
