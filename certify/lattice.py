@@ -93,11 +93,15 @@ it: the bound is a value of a dominating measure, whatever these sizes are; they
 tightness. The discretization error itself is second order in h (DGKKM).
 
 **Single-step hockey-stick curves** and tails: closed forms in Arb, one class per mechanism in
-:mod:`certify.lattice_steps` (which also records the masses at +-infinity used by the range
-tests: below the grid the error is at most :math:`H_0 - (1 - t_0(1 - P(L = -\infty)))`, above
-it :math:`H_n - Q(L = +\infty)`, both by the same chord arguments with the line
-:math:`1 - t(1 - P(L = -\infty)) \le H(t)`, from the event :math:`\{L > -\infty\}`, and the
-constant :math:`Q(L = +\infty) \le H`).
+:mod:`certify.mechanisms`, found by :func:`certify.lattice_steps.lattice_step` (each also
+records the masses at +-infinity used by the range tests: below the grid the error is at most
+:math:`H_0 - (1 - t_0(1 - P(L = -\infty)))`, above it :math:`H_n - Q(L = +\infty)`, both by the
+same chord arguments with the line :math:`1 - t(1 - P(L = -\infty)) \le H(t)`, from the event
+:math:`\{L > -\infty\}`, and the constant :math:`Q(L = +\infty) \le H`).
+
+The grid (range search, default spacing, fixed-point helpers, caches and the up-front cost
+estimate under a time budget) is in :mod:`certify.lattice_grid`; the lower end below in
+:mod:`certify.lattice_lower`.
 """
 from __future__ import annotations
 
