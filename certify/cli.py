@@ -2,7 +2,7 @@
 
 ::
 
-    edgeworth certify --spec FILE (--delta D | --eps E) --out cert.json [--json]
+    edgeworth certify --spec FILE (--delta D | --eps E) --out cert.json [--time-budget S] [--json]
     edgeworth verify cert.json [--json]
 
 ``verify`` exits 0 when the certificate is reproduced, 1 when it is tampered with or not
@@ -15,6 +15,8 @@ import json
 import os
 import tomllib
 
+from .install import require_flint
+
 __all__ = ["add_commands"]
 
 
@@ -26,6 +28,8 @@ def add_commands(sub) -> None:
     g.add_argument("--delta", type=float)
     g.add_argument("--eps", type=float)
     c.add_argument("--out", required=True, metavar="CERT.json")
+    c.add_argument("--time-budget", type=float, default=None, metavar="SECONDS",
+                   help="stop methods that would take longer (default: no limit)")
     c.add_argument("--json", action="store_true")
     c.set_defaults(handler=_run_certify)
     v = sub.add_parser("verify", help="recompute a certificate and check it")
@@ -46,17 +50,19 @@ def _run_certify(args) -> int:
     from numeric.spec import parse_spec
 
     from .certificate import make_certificate
-    from .plugin import _require_flint
 
-    _require_flint()
+    require_flint()
     from .combine import certified_delta, certified_epsilon
 
     data = _spec_data(args.spec)
     comp = parse_spec(data, args.spec)
+    budget = args.time_budget
     if args.delta is not None:
-        query, value, bound = "epsilon", args.delta, certified_epsilon(comp, args.delta)
+        query, value = "epsilon", args.delta
+        bound = certified_epsilon(comp, args.delta, time_budget=budget)
     else:
-        query, value, bound = "delta", args.eps, certified_delta(comp, args.eps)
+        query, value = "delta", args.eps
+        bound = certified_delta(comp, args.eps, time_budget=budget)
     cert = make_certificate(data, query, value, bound)
     tmp = f"{args.out}.tmp"
     with open(tmp, "w", encoding="ascii") as fh:
@@ -72,9 +78,8 @@ def _run_certify(args) -> int:
 
 def _run_verify(args) -> int:
     from .certificate import CertificateError, verify
-    from .plugin import _require_flint
 
-    _require_flint()
+    require_flint()
     try:
         ok, message, recomputed = verify(args.certificate)
     except CertificateError as exc:

@@ -1,26 +1,49 @@
 """Certified accounting: every applicable certified method, intersected.
 
 ``certified_delta(composition, eps)`` and ``certified_epsilon(composition, delta)`` run each
-method registered in :data:`CERTIFIED_METHODS` that applies to the composition (a method signals
-"does not apply" with ``ValueError``), and intersect their enclosures. Every method's enclosure is
-proven, so the intersection is too; disjoint enclosures would mean a bug and raise. The result
-names the method that gave each end (``lower_method``, ``upper_method``).
+method registered in :data:`CERTIFIED_METHODS` that applies to the composition and intersect
+their enclosures. Every method's enclosure is proven, so the intersection is too; disjoint
+enclosures would mean a bug and raise. The result names the method that gave each end
+(``lower_method``, ``upper_method``).
 
-Registered now: ``exact`` (Gaussian, pure DP; :mod:`certify.exact`) and ``eeai`` (the Edgeworth
-interval, :mod:`certify.eeai`, for every built-in mechanism), ``chernoff`` (:mod:`certify.chernoff`)
-and ``lattice`` (both ends for homogeneous Gaussian / subsampled-Gaussian compositions:
+A method signals "does not apply" with :class:`numeric.errors.NotApplicable` and only that; each
+refusal is recorded in the result's ``warnings`` as ``"not applicable: <method> (<reason>)"``.
+Bad input (a negative eps, a delta outside (0, 1), a bad ``time_budget``) raises ``ValueError``;
+if no method applies, :class:`~numeric.errors.NotApplicable` is raised with every reason.
+
+**Time budget.** With ``time_budget`` (seconds) the cheap methods run first (exact, Chernoff,
+EEAI) and the lattice last; every method checks the deadline cooperatively
+(:mod:`certify.budget`) and the lattice also refuses up front when its estimated cost exceeds the
+time left. A method stopped by the budget raises :class:`~numeric.errors.BudgetExceeded` (a
+``NotApplicable``), recorded like any refusal, e.g. ``"not applicable: lattice (time budget of
+3 s exceeded ...)"``; the result is the intersection of the methods that finished. The budget
+never changes a number: a finished method returns exactly what it returns without one.
+
+A method's own ``"vacuous: ..."`` warning is kept as is only when the combined result is
+vacuous too; otherwise it is reworded ``"<method> alone was vacuous (...)"``, so a warning
+starting with ``"vacuous:"`` always describes the reported result.
+
+Registered now: ``exact`` (Gaussian, pure DP; :mod:`certify.exact`), ``eeai`` (the Edgeworth
+interval, :mod:`certify.eeai`), ``chernoff`` (:mod:`certify.chernoff`) and ``lattice`` (both ends:
 dominating lattice PLD above, exactly evaluated binned threshold test below;
-:mod:`certify.lattice`).
+:mod:`certify.lattice`); each applies to the mechanisms whose capabilities it needs are
+registered (:mod:`certify.registry`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+from numeric.errors import NotApplicable
 
 from .bound import Bound
+from .budget import check_budget_seconds, check_deadline, current_deadline
+from .budget import time_budget as budget_block
+from .engine import to_arb
 
-__all__ = ["CERTIFIED_METHODS", "CertifiedMethod", "certified_delta", "certified_epsilon"]
+__all__ = ["CERTIFIED_METHODS", "RUN_ORDER", "CertifiedMethod", "certified_delta",
+           "certified_epsilon"]
 
 
 @dataclass(frozen=True)
@@ -53,50 +76,105 @@ CERTIFIED_METHODS: list[CertifiedMethod] = [
     CertifiedMethod("lattice", _lazy("lattice:lattice_delta_interval"),
                     _lazy("lattice:lattice_epsilon_interval")),
 ]
+"""The certified methods, in the order their results are intersected."""
+
+RUN_ORDER = ("exact", "chernoff", "eeai", "lattice")
+"""The order the methods run in: the cheap ones first, the lattice last (methods not listed run
+after these, in registry order)."""
 
 
-def _combine(results: list[Bound], refusals: list[str], what: str) -> Bound:
-    if not results:
-        raise ValueError(f"no certified method applies to {what}: " + "; ".join(refusals))
-    out = results[0]
-    for b in results[1:]:
+def _run_order() -> list[CertifiedMethod]:
+    rank = {name: i for i, name in enumerate(RUN_ORDER)}
+    return sorted(CERTIFIED_METHODS, key=lambda m: rank.get(m.name, len(rank)))
+
+
+def _warnings(parts: list[tuple[str, Bound]], vacuous: bool, refusals: list[str]) -> tuple:
+    out: dict[str, None] = {}
+    for name, b in parts:
+        for w in b.warnings:
+            if w.startswith("vacuous:") and not vacuous:
+                w = f"{name} alone was vacuous ({w[len('vacuous:'):].strip()})"
+            out[w] = None
+    out.update(dict.fromkeys(f"not applicable: {r}" for r in refusals))
+    return tuple(out)
+
+
+def _combine(parts: list[tuple[str, Bound]], refusals: list[str], what: str) -> Bound:
+    if not parts:
+        raise NotApplicable(f"no certified method applies to {what}: " + "; ".join(refusals))
+    out = parts[0][1]
+    for _, b in parts[1:]:
         out = out.intersect(b)
-    notes = tuple(f"not applicable: {r}" for r in refusals)
-    return Bound(
-        out.quantity, out.lower, out.upper, out.lower_method, out.upper_method, out.precision,
-        out.assumptions, out.direction, out.warnings + notes, out.inputs,
-    )
+    return replace(out, warnings=_warnings(parts, out.vacuous, refusals))
 
 
-def _run(kind: str, composition, x) -> Bound:
+def _check(kind: str, x) -> None:
+    """Bad input raises ValueError here, before any method runs (methods check it again)."""
+    if kind == "delta":
+        e = to_arb("eps", x)
+        if e < 0:
+            raise ValueError(f"eps must be >= 0, got {x!r}")
+    else:
+        t = to_arb("delta", x)
+        if not (t > 0 and t < 1):
+            raise ValueError(f"delta must lie in (0, 1), got {x!r}")
+
+
+def _run(kind: str, composition, x, budget: float | None) -> Bound:
     from numeric.composition import compose
 
     comp = compose(composition)
-    results, refusals = [], []
-    for m in CERTIFIED_METHODS:
-        fn = m.delta_fn if kind == "delta" else m.epsilon_fn
-        try:
-            results.append(fn(comp, x))
-        except ValueError as exc:
-            if "must" in str(exc) and ("delta" in str(exc) or "eps" in str(exc)):
-                raise  # bad input, not "does not apply"
-            refusals.append(f"{m.name} ({exc})")
-    return _combine(results, refusals, comp.describe())
+    _check(kind, x)
+    budget = check_budget_seconds(budget)
+    results: dict[str, Bound] = {}
+    refusals: list[str] = []
+    with budget_block(budget):
+        for m in _run_order():
+            fn = m.delta_fn if kind == "delta" else m.epsilon_fn
+            try:
+                if current_deadline() is not None:  # nothing starts after the deadline
+                    check_deadline(f"before {m.name} started")
+                results[m.name] = fn(comp, x)
+            except NotApplicable as exc:
+                refusals.append(f"{m.name} ({exc})")
+    parts = [(m.name, results[m.name]) for m in CERTIFIED_METHODS if m.name in results]
+    what = comp.describe()
+    if len(what) > 240:
+        what = f"a composition of {len(comp.terms)} terms ({comp.total_count} steps)"
+    return _combine(parts, refusals, what)
 
 
-def certified_delta(composition, eps) -> Bound:
+def certified_delta(composition, eps, *, time_budget: float | None = None) -> Bound:
     """Certified enclosure of delta(eps): the intersection of every applicable method.
 
+    Args:
+        composition: Anything :func:`numeric.composition.compose` accepts.
+        eps: eps >= 0 (float taken exactly, int, decimal string or Arb ball).
+        time_budget: Seconds (finite, > 0) for all methods together; None (default) = no limit.
+
+    Returns:
+        A :class:`~certify.bound.Bound`; refused methods are listed in its ``warnings``.
+
     Raises:
-        ValueError: on bad input, or if no certified method applies.
+        ValueError: on bad input.
+        NotApplicable: if no certified method applies (or finishes within the budget).
     """
-    return _run("delta", composition, eps)
+    return _run("delta", composition, eps, time_budget)
 
 
-def certified_epsilon(composition, delta) -> Bound:
+def certified_epsilon(composition, delta, *, time_budget: float | None = None) -> Bound:
     """Certified enclosure of eps(delta): the intersection of every applicable method.
 
+    Args:
+        composition: Anything :func:`numeric.composition.compose` accepts.
+        delta: Target delta in (0, 1) (float taken exactly, decimal string or Arb ball).
+        time_budget: Seconds (finite, > 0) for all methods together; None (default) = no limit.
+
+    Returns:
+        A :class:`~certify.bound.Bound`; refused methods are listed in its ``warnings``.
+
     Raises:
-        ValueError: on bad input, or if no certified method applies.
+        ValueError: on bad input.
+        NotApplicable: if no certified method applies (or finishes within the budget).
     """
-    return _run("epsilon", composition, delta)
+    return _run("epsilon", composition, delta, time_budget)

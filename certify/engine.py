@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import mpmath
 from flint import arb, ctx
 
+from .budget import check_deadline
+
 __all__ = [
     "DEFAULT_PRECISION",
     "MAX_PRECISION",
@@ -234,10 +236,17 @@ def adaptive(
 
     Returns:
         ``(ball, precision)`` of the first acceptable evaluation.
+
+    Raises:
+        UndecidableError: if ``compute`` stays undecided up to the cap.
+        PrecisionExhaustedError: if the accuracy is not reached at the cap.
+        BudgetExceeded: inside a :func:`certify.budget.time_budget` block, once its deadline has
+            passed (checked before each precision).
     """
     prec = min(int(start), int(cap))  # a caller's high ctx.prec still gets one attempt
     last: Exception | None = None
     while prec <= cap:
+        check_deadline(f"in a precision loop, at {prec} bits")
         with workprec(prec):
             try:
                 x = compute()

@@ -1,39 +1,32 @@
 """Entry points through which certify plugs into numeric without numeric importing it.
 
 ``edgeworth.methods``: :func:`register_methods` adds the ``certified`` method to
-``numeric.methods``. ``edgeworth.commands``: :func:`register_commands` adds ``edgeworth certify``
-and ``edgeworth verify``. This module imports nothing heavy: python-flint is loaded only when a
-certified computation runs, so a base install without the ``certify`` extra gets a clear message.
+``numeric.methods`` (option ``time_budget``, seconds: see :mod:`certify.combine`).
+``edgeworth.commands``: :func:`register_commands` adds ``edgeworth certify`` and
+``edgeworth verify``. This module imports nothing heavy: python-flint is loaded only when a
+certified computation runs, so a base install without the ``certify`` extra gets a clear message
+(:mod:`certify.install`).
 """
 
 from __future__ import annotations
 
+from .install import require_flint
+
 __all__ = ["register_commands", "register_methods"]
 
-_INSTALL_HINT = (
-    "certified methods need the certify extra: pip install 'edgeworth-accountant[certify]'"
-)
 
-
-def _require_flint() -> None:
-    try:
-        import flint  # noqa: F401
-    except ImportError:
-        raise ValueError(_INSTALL_HINT) from None
-
-
-def _delta(composition, eps):
-    _require_flint()
+def _delta(composition, eps, time_budget=None):
+    require_flint()
     from .combine import certified_delta
 
-    return certified_delta(composition, eps)
+    return certified_delta(composition, eps, time_budget=time_budget)
 
 
-def _epsilon(composition, delta):
-    _require_flint()
+def _epsilon(composition, delta, time_budget=None):
+    require_flint()
     from .combine import certified_epsilon
 
-    return certified_epsilon(composition, delta)
+    return certified_epsilon(composition, delta, time_budget=time_budget)
 
 
 def register_methods(register) -> None:
@@ -41,8 +34,9 @@ def register_methods(register) -> None:
     from numeric.methods import AccountingMethod
 
     register(AccountingMethod(
-        "certified", "certified enclosure: intersection of exact and EEAI (a proven bound)",
-        _delta, _epsilon,
+        "certified", "certified enclosure: intersection of every applicable certified method "
+        "(exact, Chernoff, EEAI, lattice; a proven bound)",
+        _delta, _epsilon, ("time_budget",), estimate=False,
     ))
 
 

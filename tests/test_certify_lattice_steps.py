@@ -38,6 +38,7 @@ from certify.lattice_steps import (  # noqa: E402
     lattice_step,
     register_lattice_step,
 )
+from certify.registry import unregister_certified  # noqa: E402
 from numeric.exact import exact_delta, exact_epsilon  # noqa: E402
 from numeric.gdp import delta_mu  # noqa: E402
 from numeric.mechanisms import (  # noqa: E402
@@ -149,7 +150,7 @@ def test_registration_of_a_new_mechanism():
         b = lattice_delta_interval([(Gaussian(2.0), 20)], 1.0, h=2.0**-9)
         assert a.lower == b.lower and a.upper == b.upper
     finally:
-        lattice_step.register(_NoisyCopy, lattice_step.registry[object])  # back to "no step"
+        unregister_certified(_NoisyCopy)  # back to "no step"
 
 
 def test_bad_direction():

@@ -1,0 +1,130 @@
+"""Cooperative time budgets for certified computations.
+
+:func:`certify.combine.certified_epsilon` and :func:`~certify.combine.certified_delta` accept a
+``time_budget`` in seconds. They open a :func:`time_budget` block; inside it, the long loops of
+certify (the lattice's squarings, convolutions and single-step grids, the EEAI's per-term
+moments and inversion, the Chernoff order search and its certified evaluation, the precision
+loops of :func:`certify.engine.adaptive`) call :func:`check_deadline` between steps, which raises
+:class:`numeric.errors.BudgetExceeded` once the deadline has passed. A method may also refuse up
+front when an estimate of its cost says it cannot finish (:func:`remaining`). Outside a
+``time_budget`` block (or with ``None``) nothing is ever refused: today's unbounded behaviour.
+
+The deadline lives in a :class:`contextvars.ContextVar`, so it follows the computation through
+cached helpers without entering their cache keys, and concurrent callers do not share it. A
+budget never changes a number: a computation either finishes exactly as without a budget or
+raises.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+from numeric.errors import BudgetExceeded
+
+__all__ = [
+    "Deadline",
+    "check_budget_seconds",
+    "check_deadline",
+    "current_deadline",
+    "remaining",
+    "time_budget",
+]
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """A point in time (``time.monotonic()`` seconds) and the budget it came from.
+
+    Attributes:
+        at: Monotonic time after which computations stop.
+        seconds: The budget in seconds (for messages).
+    """
+
+    at: float
+    seconds: float
+
+    def describe(self) -> str:
+        """``"time budget of 3 s"`` (the number as given, compactly)."""
+        return f"time budget of {self.seconds:g} s"
+
+
+_DEADLINE: ContextVar[Deadline | None] = ContextVar("certify_deadline", default=None)
+
+
+def check_budget_seconds(seconds: object) -> float | None:
+    """Validate a ``time_budget`` argument: None or a finite number of seconds > 0.
+
+    Raises:
+        ValueError: naming ``time_budget`` and the value otherwise.
+    """
+    if seconds is None:
+        return None
+    if isinstance(seconds, bool):
+        raise ValueError(f"time_budget must be a positive number of seconds, got {seconds!r}")
+    try:
+        s = float(seconds)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"time_budget must be a positive number of seconds, got {seconds!r}"
+        ) from None
+    if not (math.isfinite(s) and s > 0):
+        raise ValueError(f"time_budget must be a positive number of seconds, got {seconds!r}")
+    return s
+
+
+@contextmanager
+def time_budget(seconds: float | None) -> Iterator[Deadline | None]:
+    """Run the block under a deadline ``seconds`` from now (None: no deadline).
+
+    An enclosing, earlier deadline is kept (a nested block can only shorten the budget).
+
+    Args:
+        seconds: Budget in seconds (finite, > 0) or None.
+
+    Yields:
+        The active :class:`Deadline` (or None).
+
+    Raises:
+        ValueError: on a bad ``seconds``.
+    """
+    s = check_budget_seconds(seconds)
+    outer = _DEADLINE.get()
+    if s is None:
+        token = _DEADLINE.set(outer)
+    else:
+        mine = Deadline(time.monotonic() + s, s)
+        token = _DEADLINE.set(mine if outer is None or mine.at < outer.at else outer)
+    try:
+        yield _DEADLINE.get()
+    finally:
+        _DEADLINE.reset(token)
+
+
+def current_deadline() -> Deadline | None:
+    """The active deadline, or None outside a budgeted block."""
+    return _DEADLINE.get()
+
+
+def remaining() -> float:
+    """Seconds left before the deadline (``math.inf`` without one; may be negative)."""
+    d = _DEADLINE.get()
+    return math.inf if d is None else d.at - time.monotonic()
+
+
+def check_deadline(what: str) -> None:
+    """Raise :class:`~numeric.errors.BudgetExceeded` if the deadline has passed.
+
+    Args:
+        what: Where it stopped, for the message (``"in the lattice squarings"``).
+
+    Raises:
+        BudgetExceeded: ``"time budget of 3 s exceeded (in the lattice squarings)"``.
+    """
+    d = _DEADLINE.get()
+    if d is not None and time.monotonic() > d.at:
+        raise BudgetExceeded(f"{d.describe()} exceeded ({what})")

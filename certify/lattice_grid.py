@@ -1,0 +1,364 @@
+r"""The grid of the lattice method: range, spacing, fixed-point helpers, caches and cost.
+
+Shared by the upper bound (:mod:`certify.lattice`) and the lower bound
+(:mod:`certify.lattice_lower`); the proofs are in the docstring of :mod:`certify.lattice`.
+
+* **Range** (Lemma 2 of :mod:`certify.lattice`): per step, a grid window [lo, hi] with
+  certified gap(lo) <= tol and excess(hi) <= tol, :math:`tol = 2^{-72}/m` (the chord arguments
+  of Doroshenko, Ghazi, Kamath, Kumar, Manurangsi, *Connect the Dots*, PETS 2022), found by the
+  shared search of :mod:`certify.search` on exact dyadic points.
+* **Spacing** (:func:`default_grid`): :math:`2^{-12}` unless the single-step or composed grids
+  would exceed their size caps.
+* **Fixed point**: masses are integers in units of :math:`2^{-B}`; dyadic endpoints are rounded
+  up (:func:`ceil_dyadic`) or down (:func:`floor_dyadic`), tails summed exactly
+  (:func:`sum_above`, :func:`sum_below`) and products truncated at :func:`cut_points`
+  (Lemma 3: only in the safe direction).
+* **Cost** (:func:`check_lattice_budget`): inside a :func:`certify.budget.time_budget` block the
+  lattice refuses up front (:class:`numeric.errors.BudgetExceeded`) when the single-step grids it
+  still has to evaluate would take longer than the time left, at a per-point cost timed on the
+  spot; the loops also check the deadline between squarings, convolutions and grid steps.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from functools import lru_cache, wraps
+from typing import Any
+
+from flint import arb, fmpz_poly
+
+from numeric.composition import Composition, compose
+from numeric.errors import BudgetExceeded, NotApplicable
+from numeric.mechanisms.base import DIRECTION_PQ
+
+from .budget import check_deadline, current_deadline, remaining
+from .engine import DEFAULT_PRECISION, Endpoint, workprec
+from .lattice_steps import lattice_step
+from .search import bisect, expand
+from .steps import LatticeStep
+
+__all__ = [
+    "DEFAULT_BITS",
+    "TRUNC_BITS",
+    "bounded_cache",
+    "ceil_dyadic",
+    "check_lattice_budget",
+    "check_params",
+    "cut_points",
+    "default_grid",
+    "floor_dyadic",
+    "fold",
+    "grid_range",
+    "lattice_terms",
+    "single_step_delta",
+    "sum_above",
+    "sum_below",
+]
+
+DEFAULT_BITS = 80
+"""Fixed-point bits B: masses are integers in units of 2^-B."""
+
+TRUNC_BITS = 64
+"""Per product, at most 2^-64 of mass is truncated at each end."""
+
+_RANGE_BITS = 72  # per-step range error of Lemma 2 at most 2^-72 / m on each side
+_N1_MAX = 60_000  # single-step grid points (Arb evaluations)
+_N2_MAX = 500_000  # composed grid points (FLINT products)
+_H_FINE = 2.0**-12  # default spacing when affordable (about 2.4e-4)
+_MAX_COUNT = 10**9
+_TIMING_POINTS = 4  # evaluations timed per step kind for the cost estimate
+
+
+def single_step_delta(mechanism: Any, eps: Any, direction: str = DIRECTION_PQ) -> arb:
+    r"""Certified single-step hockey-stick :math:`\delta_1(\varepsilon)` (see
+    :mod:`certify.lattice_steps`).
+
+    Args:
+        mechanism: A mechanism with a registered lattice step.
+        eps: Any real (float taken exactly, or an ``arb``).
+        direction: ``"P||Q"`` or ``"Q||P"``.
+
+    Returns:
+        An Arb ball at the current precision.
+
+    Raises:
+        NotApplicable: if the mechanism has no lattice step.
+    """
+    step = lattice_step(mechanism, direction)
+    return step.delta(eps if isinstance(eps, arb) else arb(float(eps)))
+
+
+# ---------------------------------------------------------------------------------------------
+# grid range and spacing
+
+
+def _search(pred: Callable[[arb], bool], start: float, outward: float) -> float:
+    """A point x = start + k*outward (k >= 0, doubling) with pred(x) certified, then refined.
+
+    ``pred`` is monotone: once true moving outward it stays true. Returns a point where it holds,
+    refined by 30 bisection steps towards ``start`` (every returned point satisfies pred).
+    """
+    with workprec(DEFAULT_PRECISION):
+        def holds(x: float) -> bool:
+            return pred(arb(x))
+
+        bad, good = expand(holds, start, outward, tries=80)
+        if good is None:
+            raise ArithmeticError("lattice: grid range search did not terminate")
+        if holds(bad):
+            return bad
+        good = bisect(holds, bad, good, steps=30)[1]
+    return good
+
+
+@lru_cache(maxsize=1024)
+def grid_range(step: LatticeStep, count: int) -> tuple[float, float]:
+    """[lo, hi] with gap(lo) <= tol and excess(hi) <= tol, tol = 2^-72 / count (certified)."""
+    tol = arb(2.0**-_RANGE_BITS) / count
+
+    def low_ok(e: arb) -> bool:
+        return bool(step.gap(e).upper() <= tol)
+
+    def high_ok(e: arb) -> bool:
+        return bool(step.excess(e).upper() <= tol)
+
+    lo = _search(low_ok, 0.0, -0.25) if not low_ok(arb(0)) else 0.0
+    hi = _search(high_ok, 0.0, 0.25) if not high_ok(arb(0)) else 0.0
+    if hi <= lo:
+        hi = lo + 1.0
+    return lo, hi
+
+
+def lattice_terms(comp: Composition, direction: str
+                  ) -> tuple[list[tuple[LatticeStep, int]], int]:
+    """The lattice steps of the composition's terms in one pair order, and the total count.
+
+    Raises:
+        NotApplicable: for more than 1e9 steps or a term without a lattice step.
+    """
+    total = int(comp.total_count)
+    if total > _MAX_COUNT:
+        raise NotApplicable(f"lattice: does not apply to more than {_MAX_COUNT} steps")
+    return [(lattice_step(mech, direction), int(c)) for mech, c in comp.terms], total
+
+
+def default_grid(composition: Any, count: int | None = None,
+                 direction: str = DIRECTION_PQ) -> float:
+    r"""Default spacing h: :math:`2^{-12}` unless the grids would exceed their size caps.
+
+    The largest single-step grid is kept below 60 000 points and the composed window (estimated
+    as the sum of the single-step ranges plus 28 standard deviations of the composed PLLR, or the
+    sum of count x range if smaller) below 500 000 points; h is rounded up to 8 significant bits
+    (a short binary number).
+
+    Args:
+        composition: Anything :func:`numeric.composition.compose` accepts, or a mechanism
+            together with ``count``.
+        count: Number of steps when ``composition`` is a single mechanism.
+        direction: ``"P||Q"`` or ``"Q||P"``.
+
+    Returns:
+        The spacing h (a binary64 number with 8 significant bits).
+    """
+    comp = compose(composition if count is None else [(composition, count)])
+    terms, total = lattice_terms(comp, direction)
+    ranges = [grid_range(step, total) for step, _ in terms]
+    width1 = max(hi - lo for lo, hi in ranges)
+    spread = sum(c * (hi - lo) for (_, c), (lo, hi) in zip(terms, ranges, strict=True))
+    var = sum(c * step.rough_std() ** 2 for step, c in terms)
+    window = sum(hi - lo for lo, hi in ranges) + 28.0 * math.sqrt(var)
+    width2 = min(spread, window)
+    h = max(_H_FINE, width1 / _N1_MAX, width2 / _N2_MAX)
+    m, e = math.frexp(h)
+    return math.ldexp(math.ceil(m * 256) / 256, e)
+
+
+def check_params(h: float | None, bits: int | None) -> tuple[float | None, int]:
+    """Validated (h, bits): h in (0, 1] or None, bits an integer in [24, 256] (default 80).
+
+    Raises:
+        ValueError: naming ``h`` or ``bits`` on bad values.
+    """
+    if h is not None:
+        hf = float(h)
+        if not (math.isfinite(hf) and 0.0 < hf <= 1.0):
+            raise ValueError(f"grid spacing h must be in (0, 1], got {h!r}")
+        h = hf
+    b = DEFAULT_BITS if bits is None else bits
+    if isinstance(b, bool) or not isinstance(b, int) or not 24 <= b <= 256:
+        raise ValueError(f"bits must be an integer in [24, 256], got {bits!r}")
+    return h, b
+
+
+def _setup(composition: Any, direction: str, h: float | None, bits: int | None):
+    """Validated (terms, total count, h, bits) shared by the upper and lower lattices."""
+    comp = compose(composition)
+    h, b = check_params(h, bits)
+    terms, total = lattice_terms(comp, direction)
+    if h is None:
+        h = default_grid(comp, None, direction)
+    for step, _ in terms:
+        lo, hi = grid_range(step, total)
+        if (hi - lo) / h > 4 * _N1_MAX:
+            raise ValueError(f"lattice: grid spacing h = {h!r} needs more than {4 * _N1_MAX} "
+                             "single-step points; use a larger h")
+    return terms, total, h, b
+
+
+def fold(build, combine, composition: Any, direction: str, h: float | None, bits: int | None):
+    """Each term composed by ``build`` (cached), then the terms combined pairwise."""
+    terms, total, h, b = _setup(composition, direction, h, bits)
+    out = None
+    for step, count in terms:
+        check_deadline("in the lattice composition of the terms")
+        part = build(step, count, h, b, direction, total)
+        out = part if out is None else combine(out, part)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# fixed point
+
+
+def ceil_dyadic(e: Endpoint) -> int:
+    """ceil(man * 2^exp) of a finite dyadic endpoint."""
+    if e.exp >= 0:
+        return e.man << e.exp
+    return -((-e.man) >> (-e.exp))
+
+
+def floor_dyadic(e: Endpoint) -> int:
+    """floor(man * 2^exp) of a finite dyadic endpoint."""
+    if e.exp >= 0:
+        return e.man << e.exp
+    return e.man >> (-e.exp)
+
+
+def sum_above(p: fmpz_poly, k: int) -> int:
+    """Sum of coefficients with index > k."""
+    n = p.length()
+    if k + 1 >= n:
+        return 0
+    return int(p.right_shift(k + 1)(1)) if k + 1 > 0 else int(p(1))
+
+
+def sum_below(p: fmpz_poly, k: int) -> int:
+    """Sum of coefficients with index < k."""
+    if k <= 0:
+        return 0
+    return int(p.truncate(k)(1))
+
+
+def cut_points(r: fmpz_poly, tau: int) -> tuple[int, int]:
+    """(low, top): drop indices < low and > top, each side of mass <= tau."""
+    n = r.length()
+    lo_k, hi_k = -1, n - 1
+    while hi_k - lo_k > 1:
+        mid = (lo_k + hi_k) // 2
+        if sum_above(r, mid) <= tau:
+            hi_k = mid
+        else:
+            lo_k = mid
+    top = hi_k
+    lo_l, hi_l = 0, top + 1
+    while hi_l - lo_l > 1:
+        mid = (lo_l + hi_l) // 2
+        if sum_below(r, mid) <= tau:
+            lo_l = mid
+        else:
+            hi_l = mid
+    return lo_l, top
+
+
+# ---------------------------------------------------------------------------------------------
+# caches and cost
+
+
+def bounded_cache(maxsize: int):
+    """An LRU cache for positional arguments that can also tell whether a call is cached
+    (``fn.cached(*args)``), which the cost estimate uses to skip finished work."""
+
+    def decorate(fn):
+        store: OrderedDict = OrderedDict()
+
+        @wraps(fn)
+        def wrapper(*args):
+            if args in store:
+                store.move_to_end(args)
+                return store[args]
+            value = fn(*args)
+            store[args] = value
+            if len(store) > maxsize:
+                store.popitem(last=False)
+            return value
+
+        wrapper.cached = lambda *args: args in store
+        wrapper.cache_clear = store.clear
+        return wrapper
+
+    return decorate
+
+
+def _seconds_per_point(step: LatticeStep, lo: float, bits: int, lower: bool) -> float:
+    """Time of one single-step evaluation (delta, or tails for the lower side), measured."""
+    with workprec(DEFAULT_PRECISION + bits):
+        t0 = time.perf_counter()
+        for i in range(_TIMING_POINTS):
+            x = arb(lo + 0.5 * i)
+            try:
+                step.tails(x) if lower else step.delta(x)
+            except ArithmeticError:  # an undecidable comparison at a timing point: still timed
+                pass
+        return (time.perf_counter() - t0) / _TIMING_POINTS
+
+
+def check_lattice_budget(composition: Any, h: float | None, bits: int | None,
+                         builders: tuple[tuple[Any, bool], ...]) -> None:
+    """Refuse up front when the lattice cannot finish within the active time budget.
+
+    The estimate counts only the single-step grid evaluations still to be done (each uncached
+    term's points, per pair order and per builder), at a per-point cost timed here on each kind
+    of step; products, searches and repeated precisions come on top, so the estimate is a lower
+    bound of the cost. Without an active budget it does nothing.
+
+    Args:
+        composition: The composition.
+        h: Grid spacing (None: default).
+        bits: Fixed-point bits (None: default).
+        builders: ``(cached builder, lower side?)`` pairs whose work is to be estimated.
+
+    Raises:
+        BudgetExceeded: if the estimate exceeds the time left.
+    """
+    deadline = current_deadline()
+    if deadline is None:
+        return
+    comp = compose(composition)
+    hh, b = check_params(h, bits)
+    points, seconds = 0, 0.0
+    timed: dict[tuple[type, bool], float] = {}
+    for direction in comp.directions:
+        terms, total = lattice_terms(comp, direction)
+        h_d = default_grid(comp, None, direction) if hh is None else hh
+        for step, count in terms:
+            lo, hi = grid_range(step, total)
+            n = math.ceil(hi / h_d) - math.floor(lo / h_d) + 1
+            for build, lower in builders:
+                if build.cached(step, count, h_d, b, direction, total):
+                    continue
+                key = (type(step), lower)
+                if key not in timed:
+                    timed[key] = _seconds_per_point(step, lo, b, lower)
+                points += n
+                seconds += n * timed[key]
+            check_deadline("in the lattice cost estimate")
+    left = remaining()
+    if seconds > left:
+        raise BudgetExceeded(
+            f"{deadline.describe()} exceeded (estimated up front: the lattice needs at least "
+            f"~{seconds:.2g} s for {points} single-step evaluations, {max(left, 0.0):.2g} s "
+            "were left)"
+        )

@@ -1,0 +1,363 @@
+r"""The lower end of the lattice method: an exactly evaluated binned threshold test.
+
+Used by :func:`certify.lattice.lattice_delta_interval` and
+:func:`certify.lattice.lattice_epsilon_interval`, whose upper ends are the dominating lattice PLD
+of :mod:`certify.lattice`. The construction and its proof are in :data:`LOWER_DOC` (appended to
+this docstring and to :mod:`certify.lattice`'s).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+from flint import arb, arb_poly, ctx, fmpz, fmpz_poly
+
+from numeric.mechanisms.base import DIRECTION_PQ
+
+from .budget import check_deadline
+from .engine import DEFAULT_PRECISION, endpoints, workprec
+from .lattice_grid import (
+    TRUNC_BITS,
+    bounded_cache,
+    ceil_dyadic,
+    cut_points,
+    floor_dyadic,
+    fold,
+    grid_range,
+    sum_above,
+    sum_below,
+)
+from .search import bisect, expand, snap_down
+from .steps import LatticeStep
+
+__all__ = [
+    "A_LOWER",
+    "LOWER_DOC",
+    "LowerLattice",
+    "Seq",
+    "epsilon_lower",
+    "lower_lattice",
+    "lower_term",
+]
+
+LOWER_DOC = r"""
+**Lower bound (a concrete test, evaluated with directed rounding).** Fix one pair order with
+PLLR :math:`L = \log(dQ/dP)` (for the order (Q, P) of the subsampled Gaussian the roles of P and
+Q are swapped and L is negated; the formulas below are written for "numerator" Q and
+"denominator" P). Fix integers :math:`a < b` and bin one observation by the cell index
+
+.. math::
+
+    c(x) = a \text{ if } L(x) < (a+1)h, \quad c(x) = k \text{ if } kh \le L(x) < (k+1)h
+    \ (a < k < b), \quad c(x) = b \text{ if } L(x) \ge bh.
+
+c is a deterministic function of the output, so for the m-fold composition the statistic
+:math:`S = \sum_i c(x_i)` is a post-processing and for every threshold K and every eps the
+event :math:`\{S > K\}` gives :math:`\delta_{P^m, Q^m}(\varepsilon) \ge Q^m(S > K) -
+e^\varepsilon P^m(S > K)` (the hockey-stick divergence is the supremum over events).
+
+*Q side.* With :math:`q_k = Q(c = k)`, :math:`Q^m(S = j) = q^{*m}_j`. The single-step masses are
+rounded **down** to fixed point, every product of the binary powering is rescaled by
+:math:`\lfloor \cdot / 2^B \rfloor`, and tails are simply dropped: each operation only lowers
+coefficients pointwise and convolution of non-negative sequences is monotone, so the computed
+:math:`Q'_j \le 2^B Q^m(S = j)` for every j and :math:`2^{-B}\sum_{j > K} Q'_j \le Q^m(S > K)`.
+
+*P side, exponentially tilted (exact identity).* Put :math:`r_k = e^{kh + \gamma} p_k`,
+:math:`p_k = P(c = k)`, with a binary64 constant :math:`\gamma` (exact) chosen in floating point
+so that :math:`\sum_k r_k \approx 1` (renormalisation; any :math:`\gamma` is valid). For any
+cell sequence with :math:`\sum c_i = j`, :math:`\prod p_{c_i} = e^{-jh - m\gamma} \prod
+r_{c_i}`, hence :math:`P^m(S = j) = e^{-jh - m\gamma} r^{*m}_j` exactly. The tilted masses are
+O(1)-normalised (:math:`e^{kh} p_k \le q_k` on the interior cells, since there :math:`dP =
+e^{-L} dQ \le e^{-kh} dQ`; without :math:`\gamma` the total would be about :math:`e^{-h/2}` per
+step and :math:`e^{-mh/2}` after m steps, below the fixed-point unit at m = 1e5, h = 2^-8), so
+the relevant tail :math:`P^m(S > K) \approx e^{-\varepsilon}\delta` is carried with full
+*relative* precision even when it is ~1e-17
+(m = 1e5, eps ~ 25.6). The :math:`r_k` are rounded **up**, products rescaled by
+:math:`\lceil \cdot / 2^B \rceil`, and mass cut from either end of a product is not lost but
+added to a scalar E ("mass at an unknown index"). Invariant:
+:math:`2^B r^{*n} \le R' + e` pointwise for some non-negative e of total mass :math:`\le E`;
+for a product, :math:`(R'_a + e_a) * (R'_b + e_b) = R'_a * R'_b + [e_a * (R'_b + e_b) + R'_a *
+e_b]`, the bracket having total mass :math:`E_a(|R'_b| + E_b) + |R'_a| E_b`, which is rounded up
+and added to E together with the cut mass. Then
+
+.. math::
+
+    P^m(S > K) \le 2^{-B} e^{-m\gamma}\Bigl(\sum_{j > K} e^{-jh} R'_j + e^{-(K+1)h} E\Bigr)
+
+since :math:`e^{-jh} \le e^{-(K+1)h}` for j > K.
+
+*Result.* :math:`\delta(\varepsilon) \ge \max_K \bigl[2^{-B}\sum_{j>K} Q'_j - e^\varepsilon
+\cdot (\text{the P bound})\bigr]`, clipped at 0. K is chosen in floating point; the chosen K is
+evaluated in Arb (exact integer sums, ``arb_poly`` Horner at :math:`e^{-h}`), so the choice
+affects only tightness. The profile is non-increasing in eps; if it exceeds the target delta at
+eps_lo then :math:`\delta(\varepsilon) > \delta` for all :math:`\varepsilon \le` eps_lo, so
+:math:`\varepsilon(\delta) \ge` eps_lo. For a pair with both orders, delta and eps(delta) are the
+max over orders, so the max of the per-order lower bounds is a lower bound.
+
+*Cell masses* (closed forms in Arb, :mod:`certify.lattice_steps`): with tails :math:`T_Q(s) =
+Q(L \ge s)`, :math:`T_P(s) = P(L \ge s)`, :math:`q_k = T_Q(kh) - T_Q((k+1)h)` (with
+:math:`T(-\infty) = 1`, i.e. :math:`q_a = 1 - T_Q((a+1)h)`, and :math:`q_b = T_Q(bh) - Q(L =
++\infty)`). The binning window [a, b] is the upper bound's grid range; any choice is valid.
+
+*The cell L = +infinity* (pairs that are not mutually continuous, e.g. ApproxDP): it gets its own
+symbol, so the test is :math:`\{\text{some } c(x_i) = +\infty\} \cup \{\text{all finite}, S >
+K\}`, still a post-processing. P never charges it, and its Q-mass after m steps is carried as a
+scalar (the Q-mass of "some coordinate infinite", rounded down in every product like the rest of
+the Q side) and added to the Q tail.
+
+*Several terms* (heterogeneous compositions): each term has its own tilt :math:`\gamma_i`; the
+identity becomes :math:`P(S = j) = e^{-jh - \sum_i m_i\gamma_i} r_j` for the convolution r of the
+tilted laws, so :math:`m\gamma` above is replaced by :math:`\sum_i m_i \gamma_i` (computed
+exactly in Arb).
+"""
+
+__doc__ = (__doc__ or "") + LOWER_DOC
+
+A_LOWER = (
+    "lattice lower end: exact evaluation (directed fixed-point rounding, exponential tilting of "
+    "the P side) of the threshold test on the sum of PLLR cell indices, a post-processing "
+    "(proof in certify.lattice)"
+)
+
+
+@dataclass(frozen=True)
+class Seq:
+    """Integer sequence at grid indices offset + k (units 2^-B), plus unlocated mass ``extra``
+    (tilted P side) and mass ``inf`` of the cell L = +infinity (Q side)."""
+
+    offset: int
+    coeffs: fmpz_poly
+    extra: int = 0
+    inf: int = 0
+
+
+def _mul_seq(a: Seq, b: Seq, bits: int, up: bool) -> Seq:
+    """Product, rescaled down (Q side: floor, cut mass dropped) or up (tilted P side: ceil,
+    cut mass and the extra-mass cross terms added to ``extra``)."""
+    div = fmpz(1 << bits)
+    prod = a.coeffs * b.coeffs
+    r = -((-prod) // div) if up else prod // div
+    tau = 1 << max(0, bits - TRUNC_BITS)
+    low, top = cut_points(r, tau)
+    extra = inf = 0
+    fa, fb = int(a.coeffs(1)), int(b.coeffs(1))
+    if up:
+        cross = a.extra * (fb + b.extra) + fa * b.extra
+        extra = -((-cross) >> bits) + sum_above(r, top) + sum_below(r, low)
+    else:  # some coordinate infinite: a.inf with anything of b, or a finite part with b.inf
+        inf = (a.inf * (fb + b.inf) + fa * b.inf) >> bits
+    kept = r.truncate(top + 1)
+    if low > 0:
+        kept = kept.right_shift(low)
+    return Seq(a.offset + b.offset + low, kept, extra, inf)
+
+
+def _power_seq(base: Seq, m: int, bits: int, up: bool) -> Seq:
+    result = None
+    sq = base
+    for bit in range(m.bit_length()):
+        check_deadline("in the lattice lower end (squarings)")
+        if bit:
+            sq = _mul_seq(sq, sq, bits, up)
+        if (m >> bit) & 1:
+            result = sq if result is None else _mul_seq(result, sq, bits, up)
+    return result
+
+
+@dataclass(frozen=True)
+class LowerLattice:
+    r"""Composed binned test laws: Q' (rounded down) and tilted P' (rounded up, with extra mass).
+
+    ``q`` and ``r`` hold integers (units 2^-B) at grid indices ``offset + k``; see the lower-bound
+    section of the module docstring for the certified inequality.
+    """
+
+    h: float
+    bits: int
+    q: Seq
+    r: Seq
+    count: int
+    direction: str
+    points: int
+    tilts: tuple[tuple[float, int], ...] = ()  # (gamma_i, m_i) per term (binary64, exact)
+
+    def q_mass_lost(self) -> float:
+        """Q-mass lost to rounding down and dropped tails (a tightness diagnostic: the test's Q
+        term is low by at most this much)."""
+        kept = int(self.q.coeffs(1)) + self.q.inf
+        return float(Fraction((1 << self.bits) - kept, 1 << self.bits))
+
+    def _shift(self) -> arb:
+        """sum_i m_i gamma_i exactly (53-bit times <= 30-bit products, few terms)."""
+        with workprec(max(ctx.prec, 128 + 64 * len(self.tilts))):
+            return sum((arb(g) * c for g, c in self.tilts), arb(0))
+
+    @property
+    def shift(self) -> float:
+        """sum_i m_i gamma_i in floating point (search only)."""
+        return math.fsum(g * c for g, c in self.tilts)
+
+    @cached_property
+    def _float_parts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+        """(indices j, Q' masses, R' masses, extra) as floats, for choosing K only."""
+        lo = min(self.q.offset, self.r.offset)
+        hi = max(self.q.offset + self.q.coeffs.length(), self.r.offset + self.r.coeffs.length())
+        n = hi - lo
+        qa = np.zeros(n)
+        ra = np.zeros(n)
+        sc = 2.0 ** (-self.bits)
+        qc = [float(v) * sc for v in self.q.coeffs.coeffs()]
+        rc = [float(v) * sc for v in self.r.coeffs.coeffs()]
+        qa[self.q.offset - lo: self.q.offset - lo + len(qc)] = qc
+        ra[self.r.offset - lo: self.r.offset - lo + len(rc)] = rc
+        j = lo + np.arange(n)
+        qt = np.cumsum(qa[::-1])[::-1]
+        rw = np.cumsum((ra * np.exp(np.clip(-j * self.h, -745.0, 700.0)))[::-1])[::-1]
+        return j, qt + float(self.q.inf) * sc, rw, float(self.r.extra) * sc
+
+    def float_profile(self, eps: float) -> tuple[float, int]:
+        """(approximate max_K test value, argmax K) in floating point (search only)."""
+        j, qt, rw, extra = self._float_parts
+        # tails above K = j[i] - 1, i.e. sums over indices >= j[i], in the tilted frame:
+        # P-tail = e^eps * sum_{j' >= j} e^{-j' h} R'_{j'}
+        shift = eps - self.shift
+        w = np.exp(np.clip(shift - j * self.h, -745.0, 700.0))
+        with np.errstate(over="ignore", invalid="ignore"):
+            pt = math.exp(min(shift, 700.0)) * rw + extra * w
+        val = np.nan_to_num(qt - pt, nan=-np.inf)
+        i = int(np.argmax(val))
+        return float(val[i]), int(j[i] - 1)
+
+    def delta_lower_at(self, eps: arb, k: int) -> arb:
+        r"""Enclosure of :math:`2^{-B}[\sum_{j>K} Q'_j - e^\varepsilon(\sum_{j>K} e^{-jh}R'_j +
+        e^{-(K+1)h} E)]` at threshold K = ``k`` (current precision)."""
+        h = arb(self.h)
+        qs = sum_above(self.q.coeffs, k - self.q.offset) if k - self.q.offset >= -1 else int(
+            self.q.coeffs(1))
+        qs += self.q.inf
+        j0 = max(k + 1 - self.r.offset, 0)
+        n = self.r.coeffs.length()
+        if j0 < n:
+            tail = self.r.coeffs.right_shift(j0) if j0 > 0 else self.r.coeffs
+            ps = arb_poly(tail)((-h).exp()) * (eps - (self.r.offset + j0) * h).exp()
+        else:
+            ps = arb(0)
+        ps = (ps + arb(fmpz(self.r.extra)) * (eps - (k + 1) * h).exp()) * (-self._shift()).exp()
+        return (arb(fmpz(qs)) - ps) * arb(2) ** (-self.bits)
+
+    def delta_lower(self, eps: arb) -> tuple[arb, int]:
+        """Best certified test value at ``eps`` (an Arb ball; its upper end is used) and K."""
+        e_hi = arb(eps.upper())
+        _, k = self.float_profile(float(e_hi.mid()))
+        best, kb = None, k
+        for kk in (k - 1, k, k + 1):
+            v = self.delta_lower_at(e_hi, kk)
+            if best is None or v.lower() > best.lower():
+                best, kb = v, kk
+        return best, kb
+
+
+def _lower_single(step: LatticeStep, h: float, bits: int, count: int
+                  ) -> tuple[Seq, Seq, int, float]:
+    lo, hi = grid_range(step, count)
+    a, b = math.floor(lo / h), math.ceil(hi / h)
+    n = b - a + 1
+    scale = 1 << bits
+    prec = DEFAULT_PRECISION + bits
+    tilt = None
+    while True:
+        with workprec(prec):
+            hh = arb(h)
+            # tails at the interior edges (a+1)h .. bh; T(-inf) = 1 and T(+inf) = 0
+            tq, tp = [arb(1)], [arb(1)]
+            for k in range(a + 1, b + 1):
+                if (k - a) % 256 == 0:
+                    check_deadline("in the lattice lower end (single-step grid)")
+                x, y = step.tails(arb(k) * hh)
+                tq.append(x)
+                tp.append(y)
+            q_inf = step.end_masses()[0]
+            tq.append(q_inf)  # the cell L = +infinity has its own symbol in the test
+            tp.append(arb(0))  # P(L = +infinity) = 0 always
+            if tilt is None:  # renormalising constant gamma (any value is valid)
+                z = sum(((arb(a + i) * hh).exp() * (tp[i] - tp[i + 1]) for i in range(n)),
+                        arb(0))
+                tilt = -math.log(float(z.mid()))
+            qs, rs, worst = [], [], 0.0
+            for i in range(n):
+                qk = tq[i] - tq[i + 1]
+                rk = (arb(a + i) * hh + arb(tilt)).exp() * (tp[i] - tp[i + 1])
+                worst = max(worst, float(qk.rad()), float(rk.rad()))
+                qs.append(max(0, floor_dyadic(endpoints(qk * scale)[0])))
+                rs.append(max(0, ceil_dyadic(endpoints(rk * scale)[1])))
+            q_inf_int = max(0, floor_dyadic(endpoints(q_inf * scale)[0]))
+        if worst <= 2.0 ** (-bits - 8) or prec >= 4 * (DEFAULT_PRECISION + bits):
+            break
+        prec *= 2
+    return Seq(a, fmpz_poly(qs), inf=q_inf_int), Seq(a, fmpz_poly(rs)), n, tilt
+
+
+@bounded_cache(16)
+def lower_term(step: LatticeStep, count: int, h: float, bits: int, direction: str,
+                  total: int) -> LowerLattice:
+    """One term composed ``count`` times (the binning window uses the ``total`` count); cached
+    (:func:`certify.lattice_grid.bounded_cache`)."""
+    q1, r1, n, tilt = _lower_single(step, h, bits, total)
+    q = _power_seq(q1, count, bits, up=False)
+    r = _power_seq(r1, count, bits, up=True)
+    return LowerLattice(h, bits, q, r, count, direction, n, ((tilt, count),))
+
+
+def _combine_lower(a: LowerLattice, b: LowerLattice) -> LowerLattice:
+    """Two independent blocks of steps: the laws convolve and the tilts add."""
+    check_deadline("in the lattice lower end (convolutions)")
+    return LowerLattice(a.h, a.bits, _mul_seq(a.q, b.q, a.bits, up=False),
+                        _mul_seq(a.r, b.r, a.bits, up=True), a.count + b.count, a.direction,
+                        max(a.points, b.points), a.tilts + b.tilts)
+
+
+def lower_lattice(
+    composition: Any, direction: str = DIRECTION_PQ, *, h: float | None = None,
+    bits: int | None = None,
+) -> LowerLattice:
+    """The composed binned-test laws (lower-bound side) in one pair order; cf. :func:`lattice_pld`.
+
+    Raises:
+        NotApplicable: if the method does not apply.
+        ValueError: on bad h / bits.
+        BudgetExceeded: past the deadline of an active time budget.
+    """
+    return fold(lower_term, _combine_lower, composition, direction, h, bits)
+
+
+def epsilon_lower(lat: LowerLattice, target: arb) -> float:
+    """A dyadic eps_lo >= 0 with a certified test value > target at eps_lo (0 if none).
+
+    Floating-point bracket and bisection on the test profile (:mod:`certify.search`), then
+    certification in Arb at dyadic points at or just below the estimate.
+
+    Raises:
+        ArithmeticError: if the bracket search does not terminate below eps = 1e6.
+    """
+    tf = float(target.upper())
+
+    def at_most(x: float) -> bool:  # the float test value is <= target at x
+        return not lat.float_profile(x)[0] > tf
+
+    if at_most(0.0):
+        return 0.0
+    lo, hi = expand(at_most, 0.0, 1.0, limit=1e6)
+    if hi is None:
+        raise ArithmeticError("lattice: lower epsilon search did not terminate")
+    lo, hi = bisect(at_most, lo, hi, rel_tol=1e-13, abs_tol=1e-13)
+    for q in snap_down(lo, 10):
+        with workprec(DEFAULT_PRECISION):
+            v, _ = lat.delta_lower(arb(q))
+            if bool(v.lower() > target.upper()):
+                return q
+    return 0.0

@@ -1,0 +1,492 @@
+r"""Certified knowledge of the Poisson-subsampled Gaussian (rate p, :math:`\mu = 1/\sigma`).
+
+The dominating pair (Mironov, Talwar, Zhang, *Renyi Differential Privacy of the Sampled Gaussian
+Mechanism*, arXiv:1908.10530; Zhu, Dong, Wang, AISTATS 2022) is P = N(0, 1),
+Q = (1-p)N(0,1) + pN(mu,1), with likelihood ratio :math:`w = q/p = 1 - p + p e^{\mu x -
+\mu^2/2}` and PLLR :math:`L(x) = \log w`, increasing with range :math:`(\log(1-p), \infty)`. The
+pair is asymmetric, so both orders are handled. Rate 1 is the Gaussian mechanism with
+:math:`\mu = 1/\sigma` (:mod:`certify.mechanisms.gaussian`). Everything below is an Arb
+enclosure:
+
+* **Moments** (:mod:`certify.moments`): no closed form. Rigorous quadrature
+  (:func:`flint.acb.integral`, which verifies analyticity of the integrand on complex balls
+  through ``log(..., analytic=True)``) on [A, B] = [-T, mu + T] of :math:`(L - c)^j w(x)`,
+  j = 1..4, about an exact dyadic c near the mean, plus analytic tail enclosures (MATH.md
+  section 4):
+
+  - for x <= mu/2, 1 - p < 1 - p + p e^{mu x - mu^2/2} <= 1, so log(1-p) < L <= 0 and
+    :math:`|L - c| \le -\log(1-p) + |c|`; the tail mass is :math:`\Phi(A)` under P and
+    :math:`(1-p)\Phi(A) + p\Phi(A - \mu)` under Q (erfc);
+  - for x >= mu/2, :math:`0 \le L \le \mu x - \mu^2/2 \le \mu x`, so
+    :math:`|L - c|^j \le (\mu x + |c|)^j`, integrated exactly against the Gaussian tails with
+    :math:`J_i(b) = \int_b^\infty x^i\varphi = b^{i-1}\varphi(b) + (i-1) J_{i-2}(b)`,
+    :math:`J_0 = \bar\Phi(b)`, :math:`J_1 = \varphi(b)` (integration by parts).
+
+  The absolute moments need a split where L = c (|.| is not analytic): L is increasing, so the
+  crossing is :math:`x_c = (\log((e^c - 1 + p)/p) + \mu^2/2)/\mu` (a ball). The pieces are
+  integrated up to an exact dyadic s near x_c and the sliver between s and x_c is enclosed by
+  the mean value theorem, :math:`\int_s^{x_c} g \in (x_c - s)\, g(\mathrm{hull}(s, x_c))`. The
+  exact mean m = c + E(L - c) then gives the central moments by the binomial shift, and the
+  absolute ones through :math:`\bigl||u - d| - |u|\bigr| \le |d|` and
+  :math:`\bigl||u - d|^3 - |u|^3\bigr| \le 3|d|(|u| + |d|)^2` with d = m - c (tiny).
+* **Continuous part** (:mod:`certify.eeai`): L is increasing, so the PLLR density at v = L(x)
+  is w(x)/L'(x); it is bounded below on x-windows by Arb interval evaluation.
+* **Lattice step** (:mod:`certify.lattice`), order (P, Q): for :math:`e^\varepsilon \le 1 - p`,
+  :math:`\delta = 1 - e^\varepsilon`; otherwise with :math:`x_\varepsilon =
+  (\log((e^\varepsilon - 1 + p)/p) + \mu^2/2)/\mu`, :math:`\delta = (1 - p -
+  e^\varepsilon)\bar\Phi(x_\varepsilon) + p \bar\Phi(x_\varepsilon - \mu)`;
+  :math:`T_P = \bar\Phi(x_s)`, :math:`T_Q = (1-p)\bar\Phi(x_s) + p\bar\Phi(x_s - \mu)`. Order
+  (Q, P): :math:`\delta' = 0` for :math:`e^{-\varepsilon} \le 1 - p`, else with :math:`x =
+  x_{-\varepsilon}`, :math:`\delta' = (1 - e^\varepsilon(1-p))\Phi(x) - e^\varepsilon
+  p\,\Phi(x - \mu)`; :math:`L' = -L \ge s \iff x \le x_{-s}` (hockey-stick divergence of the
+  mixture, as in Zhu, Dong, Wang 2022).
+* **Chernoff** (:mod:`certify.chernoff`), order (P, Q): :math:`E_P[w^\alpha]`; at integer alpha
+  = k >= 2 the binomial expansion and :math:`E e^{j(\mu x - \mu^2/2)} = e^{j(j-1)\mu^2/2}` give
+  the exact finite sum :math:`\sum_j \binom kj (1-p)^{k-j} p^j e^{j(j-1)\mu^2/2}` (Mironov,
+  Talwar, Zhang 2019, Sec. 3.3), evaluated in Arb; at other real alpha, certified quadrature.
+  Order (Q, P): :math:`E_Q[(p/q)^\alpha] = E_P[w^{1-\alpha}]`, which has no finite closed form,
+  by certified quadrature (:func:`sg_power_moment`).
+* **Exact profile** and **normal PLLR**: at rate 1 only (mu^2-GDP).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+
+import numpy as np
+from flint import acb, arb, ctx, fmpz
+
+from numeric.errors import NotApplicable
+from numeric.mechanisms.base import DIRECTION_PQ, DIRECTION_QP
+from numeric.mechanisms.subsampled_gaussian import (
+    PoissonSubsampledGaussian,
+    subsampled_gaussian_pllr,
+)
+from numeric.moments import gauss_legendre_panels
+
+from ..cgf import INT_ORDER_MAX, StepCGF, gaussian_cgf
+from ..exact_model import ArbReal, ExactComposition, arb_q
+from ..pllr import ContinuousPart, LawMoments, PLLRMoments, central_to_cumulants, symmetric_pair
+from ..registry import CertifiedMechanism, register_certified
+from ..special import (
+    ipow,
+    lower_end,
+    nonneg,
+    normal_cdf,
+    normal_pdf,
+    normal_sf,
+    symmetric_ball,
+)
+from ..steps import LatticeStep
+from .gaussian import GaussianStep, gaussian_law, normal_continuous_part
+
+__all__ = ["SubsampledGaussianLaw", "SubsampledGaussianStep", "sg_power_moment"]
+
+
+# --------------------------------------------------------------------------------------------
+# moments
+
+
+def _gauss_tail_moments(b: arb, imax: int) -> list[arb]:
+    """[J_0(b), ..., J_imax(b)], J_i(b) = int_b^inf x^i phi(x) dx (exact recursion)."""
+    out = [normal_sf(b), normal_pdf(b)]
+    for i in range(2, imax + 1):
+        out.append(ipow(b, i - 1) * normal_pdf(b) + (i - 1) * out[i - 2])
+    return out[: imax + 1]
+
+
+class SubsampledGaussianLaw:
+    """Quadrature of PLLR moments of the Poisson-subsampled Gaussian under P or Q."""
+
+    def __init__(self, mu: arb, p: arb, under_q: bool) -> None:
+        self.mu, self.p, self.q = mu, p, under_q
+        self.half = mu * mu / 2
+        self.inv_sqrt_2pi = 1 / (2 * arb.pi()).sqrt()
+        # [A, B] with A <= mu/2 <= B; tails below 2^-prec times the moment scale.
+        scale = max(1.0, -math.log(max(float(p.mid()), 1e-300)))
+        t = math.ceil(math.sqrt(2.0 * (ctx.prec * math.log(2.0) + 4.0 * scale + 20.0)))
+        self.a = arb(-t)
+        self.b = arb(math.ceil(float(mu.mid())) + t)
+
+    # integrand pieces ---------------------------------------------------------------------
+    def lr(self, x):
+        """The likelihood ratio 1 - p + p e^{mu x - mu^2/2} (= q/p, entire)."""
+        return 1 - self.p + self.p * (self.mu * x - self.half).exp()
+
+    def weight(self, x):
+        """The density of x under P (N(0, 1)) or Q (the mixture)."""
+        w = (-x * x / 2).exp() * self.inv_sqrt_2pi
+        return w * self.lr(x) if self.q else w
+
+    def _pllr(self, x, analytic: bool):
+        return self.lr(x).log(analytic=analytic)
+
+    def integral(self, j: int, c: arb, lo: arb, hi: arb) -> arb:
+        """Enclosure of int_lo^hi (L - c)^j w(x) dx (acb.integral, analyticity checked)."""
+
+        def f(x, analytic):
+            return ipow(self._pllr(x, analytic) - c, j) * self.weight(x)
+
+        val = acb.integral(f, lo, hi)
+        if not val.is_finite():
+            raise ArithmeticError("acb.integral returned a non-finite enclosure")
+        if not val.imag.contains(0):
+            raise ArithmeticError("the real integrand produced a non-real enclosure")
+        return val.real
+
+    def point(self, j: int, c: arb, x: arb) -> arb:
+        """(L - c)^j w at a real ball x (Arb real arithmetic)."""
+        return ipow(self.lr(x).log() - c, j) * self.weight(x)
+
+    # tails --------------------------------------------------------------------------------
+    def left_tail(self, j: int, c: arb) -> arb:
+        """Upper bound of int_{-inf}^A |L - c|^j w: |L - c| <= -log(1-p) + |c| for x <= mu/2."""
+        bound = -(-self.p).log1p() + abs(c)
+        mass = normal_sf(-self.a) if not self.q else (  # Phi(A) = Phibar(-A), no cancellation
+            (1 - self.p) * normal_sf(-self.a) + self.p * normal_sf(self.mu - self.a)
+        )
+        return ipow(bound, j) * mass
+
+    def right_tail(self, j: int, c: arb) -> arb:
+        """Upper bound of int_B^inf |L - c|^j w: |L - c| <= mu x + |c| for x >= mu/2."""
+        jb = _gauss_tail_moments(self.b, j)
+        if self.q:
+            js = _gauss_tail_moments(self.b - self.mu, j)
+            raw = [(1 - self.p) * jb[i]
+                   + self.p * sum(math.comb(i, k) * ipow(self.mu, i - k) * js[k]
+                                  for k in range(i + 1))
+                   for i in range(j + 1)]
+        else:
+            raw = jb
+        ac = abs(c)
+        return sum(math.comb(j, i) * ipow(self.mu, i) * ipow(ac, j - i) * raw[i]
+                   for i in range(j + 1))
+
+    # moments ------------------------------------------------------------------------------
+    def crossing(self, c: arb) -> arb:
+        """x with L(x) = c (L is increasing); needs e^c > 1 - p."""
+        return (((c.exp() - 1 + self.p) / self.p).log() + self.half) / self.mu
+
+    def law(self) -> LawMoments:
+        """Certified moments of L under P (or Q) (module docstring)."""
+        # 1) a float-accurate centre c (exact dyadic) from a first quadrature of the mean
+        m0 = self.integral(1, arb(0), self.a, self.b)
+        c = arb(float(m0.mid()))
+        if not (c.exp() > 1 - self.p):  # L > log(1-p) everywhere, so the mean is too
+            c = arb(0)
+        xc = self.crossing(c)
+        s = arb(float(xc.mid()))
+        if not (self.a < s < self.b):
+            raise ArithmeticError("the split point of the absolute moments left [A, B]")
+        hull = s.union(xc)
+        raw, absolute = {}, {}
+        for j in range(1, 5):
+            lt, rt = self.left_tail(j, c), self.right_tail(j, c)
+            left = self.integral(j, c, self.a, s)
+            right = self.integral(j, c, s, self.b)
+            raw[j] = left + right + symmetric_ball(lt) + symmetric_ball(rt)
+            if j in (1, 3):
+                sliver = (xc - s) * self.point(j, c, hull)
+                absolute[j] = -left + right - 2 * sliver + symmetric_ball(lt) + symmetric_ball(rt)
+        d = raw[1]  # m - c
+        mean = c + d
+        m2 = raw[2] - d * d
+        m3 = raw[3] - 3 * d * raw[2] + 2 * ipow(d, 3)
+        m4 = raw[4] - 4 * d * raw[3] + 6 * d * d * raw[2] - 3 * ipow(d, 4)
+        ad = abs(d)
+        a1 = absolute[1] + symmetric_ball(ad)
+        a3 = absolute[3] + symmetric_ball(3 * ad * (raw[2] + 2 * ad * absolute[1] + ad * ad))
+        # absolute moments are >= 0: drop the negative part of the balls
+        return central_to_cumulants(mean, m2, m3, m4, nonneg(a1), nonneg(a3))
+
+
+_SG_ASSUMPTIONS = (
+    "subsampled Gaussian tails: for x <= mu/2, log(1-p) < L(x) <= 0, so |L - c| <= -log(1-p) "
+    "+ |c| (tail mass Phi(A) under P, (1-p)Phi(A) + p Phi(A - mu) under Q, via erfc)",
+    "subsampled Gaussian tails: for x >= mu/2, 0 <= L(x) <= mu x - mu^2/2 <= mu x, so "
+    "|L - c|^j <= (mu x + |c|)^j, integrated exactly against the Gaussian tail moments",
+    "quadrature: flint.acb.integral on [-T, mu + T] with the analyticity of log verified on "
+    "complex balls; absolute moments split at the crossing L = c (mean-value enclosure of the "
+    "sliver) and shifted to the exact mean by |(|u-d|^3 - |u|^3)| <= 3|d|(|u|+|d|)^2",
+)
+
+
+def _moments(mech: PoissonSubsampledGaussian) -> PLLRMoments:
+    mu = 1 / arb(mech.sigma)
+    if mech.rate == 1.0:
+        return symmetric_pair(gaussian_law(mu), "closed form: rate 1 is the Gaussian mechanism")
+    p = arb(mech.rate)
+    x = SubsampledGaussianLaw(mu, p, under_q=False).law()
+    y = SubsampledGaussianLaw(mu, p, under_q=True).law()
+    return PLLRMoments(
+        x, y,
+        "rigorous quadrature (flint.acb.integral) of (L - c)^j against N(0,1) (P) and "
+        "(1-p)N(0,1) + pN(mu,1) (Q) on a finite interval, plus analytic tail enclosures",
+        _SG_ASSUMPTIONS,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# absolutely continuous components
+
+
+def _density_lower(law: SubsampledGaussianLaw, x1: float, x2: float, pieces: int) -> arb:
+    """Lower bound of the PLLR density w(x)/L'(x) over x in [x1, x2] (Arb on subintervals)."""
+    mu, p, half = law.mu, law.p, law.half
+    best = None
+    h = (x2 - x1) / pieces
+    for i in range(pieces):
+        xb = arb(x1 + i * h).union(arb(x1 + (i + 1) * h))
+        e = (mu * xb - half).exp()
+        lr = 1 - p + p * e
+        g = law.weight(xb) * lr / (p * mu * e)  # w / L', L' = p mu e^u / lr
+        lo = g.lower()
+        if best is None or lo < best:
+            best = lo
+    return arb(best) if best > 0 else arb(0)
+
+
+_SG_WINDOWS = tuple((a, a + w) for a in (-3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0)
+                    for w in (0.5, 1.0, 2.0, 3.0, 4.0))
+
+
+def _continuous(mech: PoissonSubsampledGaussian) -> ContinuousPart | None:
+    mu = 1 / arb(mech.sigma)
+    if mech.rate == 1.0:
+        return normal_continuous_part(mu, "rate 1: normal PLLR")
+    p = arb(mech.rate)
+    out = []
+    for under_q in (False, True):
+        law = SubsampledGaussianLaw(mu, p, under_q)
+        cands = []
+        for x1, x2 in _SG_WINDOWS:
+            f0 = _density_lower(law, x1, x2, 32)
+            length = law.lr(arb(x2)).log() - law.lr(arb(x1)).log()
+            if f0 > 0 and length > 0:
+                cands.append((f0, lower_end(length)))
+        out.append(tuple(cands))
+    return ContinuousPart(
+        out[0], out[1],
+        "subsampled Gaussian: L is increasing, so the PLLR density is w(x)/L'(x) at x = "
+        "L^-1(v); lower bounds of w/L' on x-windows by Arb interval evaluation on 32 "
+        "subintervals, lengths L(x2) - L(x1)",
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# lattice step
+
+
+@dataclass(frozen=True)
+class SubsampledGaussianStep(LatticeStep):
+    """Poisson-subsampled Gaussian (mu = 1/sigma, rate p < 1) in order P||Q or Q||P."""
+
+    sigma: float
+    rate: float
+    swapped: bool = False
+
+    def _x(self, v: arb) -> arb:
+        """x with L(x) = log v: (log((v - 1 + p)/p) + mu^2/2)/mu (needs v > 1 - p)."""
+        mu = arb(1) / arb(self.sigma)
+        p = arb(self.rate)
+        return (((v - (1 - p)) / p).log() + mu * mu / 2) / mu
+
+    def delta(self, eps: arb) -> arb:
+        p = arb(self.rate)
+        keep = 1 - p
+        mu = arb(1) / arb(self.sigma)
+        if not self.swapped:
+            t = eps.exp()
+            if t <= keep:
+                return 1 - t
+            if not t > keep:
+                raise ArithmeticError("cannot place e^eps against 1 - p")
+            x = self._x(t)
+            return (keep - t) * normal_sf(x) + p * normal_sf(x - mu)
+        u = (-eps).exp()
+        if u <= keep:
+            return arb(0)
+        if not u > keep:
+            raise ArithmeticError("cannot place e^-eps against 1 - p")
+        t = eps.exp()
+        x = self._x(u)
+        return (1 - t * keep) * normal_cdf(x) - t * p * normal_cdf(x - mu)
+
+    def tails(self, s: arb) -> tuple[arb, arb]:
+        p = arb(self.rate)
+        keep = 1 - p
+        mu = arb(1) / arb(self.sigma)
+        if not self.swapped:
+            t = s.exp()
+            if t <= keep:
+                return arb(1), arb(1)
+            if not t > keep:
+                raise ArithmeticError("cannot place e^s against 1 - p")
+            x = self._x(t)
+            return keep * normal_sf(x) + p * normal_sf(x - mu), normal_sf(x)
+        u = (-s).exp()
+        if u <= keep:
+            return arb(0), arb(0)
+        if not u > keep:
+            raise ArithmeticError("cannot place e^-s against 1 - p")
+        x = self._x(u)
+        return normal_cdf(x), keep * normal_cdf(x) + p * normal_cdf(x - arb(1) / arb(self.sigma))
+
+    def rough_std(self) -> float:
+        mu = 1.0 / self.sigma
+        return math.sqrt(max(self.rate**2 * math.expm1(min(mu * mu, 700.0)), 1e-300))
+
+    def describe(self) -> str:
+        order = "Q||P" if self.swapped else "P||Q"
+        return f"PoissonSubsampledGaussian(sigma={self.sigma!r}, rate={self.rate!r}) {order}"
+
+
+def _lattice_step(mech: PoissonSubsampledGaussian, direction: str) -> LatticeStep:
+    if mech.rate == 1.0:
+        return GaussianStep(mech.sigma)
+    return SubsampledGaussianStep(mech.sigma, mech.rate, direction == DIRECTION_QP)
+
+
+# --------------------------------------------------------------------------------------------
+# Chernoff
+
+
+def _exact_sum(sigma: float, rate: float, k: int) -> arb:
+    """E_P[(q/p)^k] = sum_j C(k,j)(1-p)^(k-j) p^j e^(j(j-1)mu^2/2), exactly in Arb."""
+    mu = 1 / arb(sigma)
+    half = mu * mu / 2
+    p = arb(rate)
+    q = 1 - p
+    total = arb(0)
+    binom = 1
+    for j in range(k + 1):
+        total += arb(fmpz(binom)) * q ** (k - j) * p ** j * (j * (j - 1) * half).exp()
+        binom = binom * (k - j) // (j + 1)
+    return total
+
+
+@lru_cache(maxsize=256)  # one per (mu, rate): heterogeneous compositions reuse every grid
+def _float_grid(mu: float, rate: float) -> tuple[np.ndarray, np.ndarray]:
+    """Float rule for E_P[w^s]: log weights (Gauss-Legendre x phi) and log w at the nodes."""
+    width = min(0.5, 1.0 / mu)
+    a, b = -40.0, mu + 40.0
+    x, w = gauss_legendre_panels(a, b, math.ceil((b - a) / width), 24)
+    logw = np.log(w) - 0.5 * x * x - 0.5 * math.log(2 * math.pi)
+    return logw, subsampled_gaussian_pllr(x, mu, rate)
+
+
+def sg_power_moment(sigma: float, rate: float, s: arb) -> arb:
+    r"""Enclosure of :math:`E_P[w^s]`, w = q/p, for the Poisson-subsampled Gaussian, s real.
+
+    :math:`w(x) = 1 - p + p e^{\mu x - \mu^2/2}`, P = N(0, 1), mu = 1/sigma, rate p < 1, at the
+    current Arb precision: ``acb.integral`` (analyticity of log w checked on complex balls) on
+    [-T, B] plus a tail enclosure :math:`[0, t]`. Since w is a convex combination of 1 and
+    :math:`e^u`, :math:`u = \mu x - \mu^2/2`, we have :math:`1 - p \le w` and
+    :math:`w \le \max(1, e^u)`. For s < 0 this gives :math:`w^s \le (1-p)^s` everywhere, so
+    :math:`t = (1-p)^s(\bar\Phi(T) + \bar\Phi(B))`. For s > 0: left of -T <= mu/2 (u <= 0),
+    :math:`w^s \le 1`; right of B >= mu/2, :math:`w^s \le e^{su}` and
+    :math:`\int_B^\infty \varphi(x) e^{su}\,dx = e^{s(s-1)\mu^2/2}\bar\Phi(B - s\mu)`.
+    E_Q[(p/q)^alpha] is the case s = 1 - alpha.
+
+    Raises:
+        ArithmeticError: if the quadrature does not return a finite real enclosure.
+    """
+    mu = 1 / arb(sigma)
+    half = mu * mu / 2
+    p = arb(rate)
+    c = 1 / (2 * arb.pi()).sqrt()
+    shift = -(-p).log1p()  # -log(1 - p) >= 0
+    sf_, muf = float(s.mid()), 1.0 / sigma
+    grow = max(0.0, -sf_ * float(shift.upper()), sf_ * (sf_ - 1.0) * muf * muf / 2.0)
+    t = math.ceil(math.sqrt(2.0 * (ctx.prec * math.log(2.0) + grow + 20.0)))
+    lo, hi = arb(-t), arb(math.ceil(max(1.0, sf_) * muf) + t)
+
+    def f(z: acb, analytic: bool) -> acb:
+        w = 1 - p + p * (mu * z - half).exp()
+        return (-z * z / 2).exp() * c * (s * w.log(analytic=analytic)).exp()
+
+    val = acb.integral(f, lo, hi)
+    if not val.is_finite() or not val.imag.contains(0):
+        raise ArithmeticError("acb.integral did not return a finite real enclosure")
+    if s < 0:
+        tail = (-s * shift).exp() * (normal_sf(-lo) + normal_sf(hi))
+    elif s >= 0:
+        tail = normal_sf(-lo) + (s * (s - 1) * half).exp() * normal_sf(hi - s * mu)
+    else:
+        raise ArithmeticError("the sign of the exponent s is undecided")
+    return val.real + arb(0).union(arb(tail.upper()))
+
+
+_QUAD_NOTE = (
+    " (quadrature: flint.acb.integral on [-T, B], analyticity verified; tails bounded with "
+    "1 - p <= w <= max(1, e^(mu x - mu^2/2)))"
+)
+
+
+def _sg_cgf(sigma: float, rate: float, direction: str) -> StepCGF:
+    """log E_P[w^alpha] (P||Q) or log E_Q[(p/q)^alpha] = log E_P[w^(1-alpha)] (Q||P)."""
+    forward = direction == DIRECTION_PQ
+
+    def expo(a):
+        return a if forward else 1 - a
+
+    def fl(a: float) -> float:
+        logw, L = _float_grid(1.0 / sigma, rate)
+        t = logw + expo(a) * L
+        m = float(t.max())
+        return m + math.log(float(np.exp(t - m).sum()))
+
+    def cert(a: arb) -> arb:
+        k = round(float(a.mid()))
+        if forward and a == k and 2 <= k <= INT_ORDER_MAX:
+            return _exact_sum(sigma, rate, k).log()
+        return sg_power_moment(sigma, rate, expo(a)).log()
+
+    if forward:
+        note = ("subsampled Gaussian (P||Q): E_P[(q/p)^k] = sum_j C(k,j)(1-p)^(k-j) p^j "
+                "e^(j(j-1)mu^2/2) at integer k (Mironov, Talwar, Zhang 2019), else certified "
+                "quadrature of E_P[w^alpha]; mu = 1/sigma exactly")
+    else:
+        note = ("subsampled Gaussian (Q||P): E_Q[(p/q)^alpha] = E_P[w^(1-alpha)] by certified "
+                "quadrature; mu = 1/sigma exactly")
+    return StepCGF(fl, cert, False, note + _QUAD_NOTE)
+
+
+def _chernoff(mech: PoissonSubsampledGaussian, direction: str) -> StepCGF:
+    if mech.rate == 1.0:
+        sig = mech.sigma
+        return gaussian_cgf(lambda: 1 / arb(sig) ** 2, mech.mu ** 2,
+                            "subsampled Gaussian at rate 1 is the Gaussian mechanism")
+    return _sg_cgf(mech.sigma, mech.rate, direction)
+
+
+# --------------------------------------------------------------------------------------------
+# exact profile (rate 1 only) and registration
+
+
+def _exact_profile(mech: PoissonSubsampledGaussian, count: int) -> ExactComposition:
+    if mech.rate != 1.0:
+        raise NotApplicable(
+            f"exact: does not apply to PoissonSubsampledGaussian with rate {mech.rate!r} < 1 (no "
+            "exact privacy profile; exact certified profiles exist for Gaussian and "
+            "pure/approximate-DP compositions only; the other certified methods (lattice, EEAI, "
+            "Chernoff) still apply)"
+        )
+    mu2 = mech.mu ** 2  # rate 1 is mu^2-GDP with mu^2 the binary64 (1/sigma)^2
+    f = Fraction(mu2)
+    return ExactComposition(gaussian=((ArbReal(lambda: arb_q(f).sqrt(), f"sqrt({mu2!r})"),
+                                       count),))
+
+
+register_certified(PoissonSubsampledGaussian, CertifiedMechanism(
+    "PoissonSubsampledGaussian",
+    moments=_moments,
+    continuous_parts=_continuous,
+    lattice_step=_lattice_step,
+    chernoff=_chernoff,
+    exact_profile=_exact_profile,
+    normal_pllr=lambda mech: mech.rate == 1.0,
+))
