@@ -93,6 +93,14 @@ def _cert_fields(d: dict) -> dict[str, Any]:
     }
 
 
+def _cert_reason(d: dict, sp) -> str:
+    why = _FIRED if sp is not None else "auto: the saddlepoint does not apply"
+    ends = f"lower end: {d.get('lower_method')}, upper end: {d.get('upper_method')}"
+    skipped = [w for w in d.get("warnings", []) if "budget" in w]
+    budget = "; some certified methods did not fit the time budget" if skipped else ""
+    return f"{why}; returning the certified enclosure ({ends}){budget}"
+
+
 def _cert_details(d: dict, reason: str, tried: list[str], sp) -> dict[str, Any]:
     out = {"auto": reason, "tried": list(tried), "bound": d,
            "lower_method": d.get("lower_method"), "upper_method": d.get("upper_method")}
@@ -152,8 +160,7 @@ def auto_epsilon(composition, delta: float, order: int = 2, *,
     d = _certified("epsilon", comp, delta, time_budget, tried)
     if d is None:
         return _fallback_estimate(sp, lambda: aea_epsilon(comp, delta, order=order), tried)
-    reason = ("certified: " + (f"{_FIRED}" if sp is not None else "the saddlepoint does not "
-                               "apply") + "; returning the certified enclosure")
+    reason = _cert_reason(d, sp)
     fields = _cert_fields(d)
     upper = fields["upper"]
     value = float_up(upper) if upper.is_finite() else math.inf
@@ -201,8 +208,7 @@ def auto_delta(composition, eps, order: int = 2, *,
     d = _certified("delta", comp, x, time_budget, tried)
     if d is None:
         return _fallback_estimate(sp, lambda: aea_delta(comp, x, order=order), tried)
-    reason = ("certified: " + (f"{_FIRED}" if sp is not None else "the saddlepoint does not "
-                               "apply") + "; returning the certified enclosure")
+    reason = _cert_reason(d, sp)
     fields = _cert_fields(d)
     upper = fields["upper"]
     value = min(1.0, float_up(upper)) if upper.is_finite() else 1.0
