@@ -8,9 +8,15 @@ and a SHA-256 hash of its canonical content (sorted keys, no whitespace). Verifi
    ``CertificateError``, never a traceback or a hang);
 2. the hash is recomputed: any edit of inputs or claims is reported as tampering (the hash is an
    integrity check against edits, not a signature: anyone can recompute it);
-3. the enclosure is recomputed from the inputs with the installed library, and the certificate is
+3. the claim is checked before any recomputation: its ends must be exact decimals within digit
+   and exponent budgets (a claim such as ``"1e-999999999"`` is refused at once), and a claim
+   that certifies nothing (both ends null) is refused;
+4. the enclosure is recomputed from the inputs with the installed library, and the certificate is
    accepted only if the recomputed enclosure lies inside the claimed interval (not bitwise
    equality, which would break across library versions).
+
+Spec numbers are recorded as the exact decimal strings the user typed (``"0.1"``), so the
+recomputation certifies the same rational numbers (mechanisms record them in ``typed``).
 """
 
 from __future__ import annotations
@@ -21,19 +27,32 @@ import os
 import platform
 import stat
 from datetime import UTC, datetime
+from decimal import Decimal
 from fractions import Fraction
 from importlib import metadata
 from typing import Any
 
+from numeric._validation import parse_decimal
 from numeric.spec import parse_spec
 
 from .bound import Bound
 
-__all__ = ["FORMAT", "CertificateError", "make_certificate", "read_certificate", "verify"]
+__all__ = [
+    "FORMAT",
+    "CertificateError",
+    "make_certificate",
+    "read_certificate",
+    "spec_from_json",
+    "spec_to_json",
+    "verify",
+]
 
 FORMAT = "edgeworth-certificate/1"
 MAX_BYTES = 1 << 20
 _MAX_DEPTH = 32
+_CLAIM_DIGITS = 20_000  # an exact binary64-derived decimal has at most ~1100 significant digits
+_CLAIM_EXPONENT = 20_000
+_SPEC_TEXT_KEYS = ("type", "file", "file_sha256")
 
 
 class CertificateError(ValueError):
@@ -58,6 +77,49 @@ def canonical_hash(cert: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
+def spec_to_json(spec_data: dict) -> dict:
+    """Spec data (numbers as ``Decimal``, from TOML read with ``parse_float=Decimal``) as JSON
+    data: every decimal becomes its exact string, so nothing is rounded to binary64."""
+    def conv(v: Any) -> Any:
+        if isinstance(v, Decimal):
+            return str(v)
+        if isinstance(v, dict):
+            return {k: conv(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [conv(x) for x in v]
+        return v
+
+    return conv(spec_data)
+
+
+def spec_from_json(spec_data: Any) -> Any:
+    """Inverse of :func:`spec_to_json`: the parameter strings of each ``[[mechanism]]`` table
+    back to exact decimals (digit and exponent budgets; ``type`` and ``file`` stay text).
+
+    Raises:
+        CertificateError: if a parameter string is not a decimal within the budgets.
+    """
+    if not isinstance(spec_data, dict) or not isinstance(spec_data.get("mechanism"), list):
+        return spec_data
+    out = dict(spec_data)
+    tables = []
+    for i, entry in enumerate(spec_data["mechanism"]):
+        if not isinstance(entry, dict):
+            tables.append(entry)
+            continue
+        table = {}
+        for k, v in entry.items():
+            if isinstance(v, str) and k not in _SPEC_TEXT_KEYS:
+                try:
+                    v = parse_decimal(f"spec mechanism[{i}].{k}", v)
+                except ValueError as exc:
+                    raise CertificateError(str(exc)) from None
+            table[k] = v
+        tables.append(table)
+    out["mechanism"] = tables
+    return out
+
+
 def make_certificate(spec_data: dict, query: str, value: float, bound: Bound) -> dict[str, Any]:
     """Build a certificate for ``bound``, the certified answer to ``query`` at ``value``.
 
@@ -73,7 +135,8 @@ def make_certificate(spec_data: dict, query: str, value: float, bound: Bound) ->
     cert = {
         "format": FORMAT,
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "inputs": {"spec": spec_data, "query": query, "value": repr(float(value))},
+        "inputs": {"spec": spec_to_json(spec_data), "query": query,
+                   "value": repr(float(value))},
         "method": "certified",
         "claim": bound.to_dict(),
         "assumptions": list(bound.assumptions),
@@ -131,18 +194,41 @@ def _refuse_constant(name: str) -> None:
 
 
 def _fraction(text: Any, what: str) -> Fraction | None:
+    """A claim end as an exact rational, budget-checked before any arithmetic."""
     if text is None:
         return None
-    if not isinstance(text, str) or len(text) > 100_000:
+    if not isinstance(text, str):
         raise CertificateError(f"claim {what} must be an exact decimal string")
     try:
-        return Fraction(text)
-    except (ValueError, ZeroDivisionError):
-        raise CertificateError(f"claim {what} is not an exact decimal: {text[:40]!r}") from None
+        value = parse_decimal(f"claim {what}", text, max_digits=_CLAIM_DIGITS,
+                              max_exponent=_CLAIM_EXPONENT)
+    except ValueError as exc:
+        raise CertificateError(str(exc)) from None
+    return Fraction(value)
 
 
-def verify(path: str | os.PathLike) -> tuple[bool, str, Bound | None]:
-    """Verify a certificate: hash, then recomputation and containment.
+def _claim(cert: dict) -> tuple[Fraction | None, Fraction | None]:
+    """The claimed ends, validated (cheaply) before any recomputation.
+
+    Raises:
+        CertificateError: on a malformed end or a claim of nothing.
+    """
+    claim = cert["claim"]
+    lo, hi = _fraction(claim.get("lower"), "lower"), _fraction(claim.get("upper"), "upper")
+    if lo is None and hi is None:
+        raise CertificateError("the claim certifies nothing: both ends are null")
+    return lo, hi  # an empty claim (lower > upper) is simply never reproduced
+
+
+def verify(path: str | os.PathLike, *, allow_files: bool = False
+           ) -> tuple[bool, str, Bound | None]:
+    """Verify a certificate: hash, claim, then recomputation and containment.
+
+    Args:
+        path: The certificate file.
+        allow_files: Run the mechanism files a certificate's spec names (a user's or derived
+            mechanism), each only if its SHA-256 matches the recorded one. Off by default:
+            verifying an untrusted certificate never runs code.
 
     Returns:
         ``(ok, message, recomputed)``; ``ok`` is False on tampering or if the recomputed
@@ -159,8 +245,20 @@ def verify(path: str | os.PathLike) -> tuple[bool, str, Bound | None]:
     query = inputs.get("query")
     if query not in ("epsilon", "delta"):
         raise CertificateError(f"unknown query {query!r}")
+    lo_c, hi_c = _claim(cert)
+    spec = spec_from_json(inputs.get("spec"))
+    files = [e.get("file") for e in (spec.get("mechanism") or [] if isinstance(spec, dict)
+                                      else []) if isinstance(e, dict) and "file" in e]
+    if files and not allow_files:
+        raise CertificateError(
+            f"the certificate's spec names Python file(s) {files}: verify runs them only when "
+            "allowed (--allow-python-files), after checking each against its recorded SHA-256"
+        )
+    if any(isinstance(e, dict) and "file" in e and "file_sha256" not in e
+           for e in spec.get("mechanism", [])):
+        raise CertificateError("a mechanism file in a certificate must carry its file_sha256")
     try:
-        comp = parse_spec(inputs.get("spec"), "certificate spec")
+        comp = parse_spec(spec, "certificate spec")
         value = float(inputs.get("value"))
     except (TypeError, ValueError) as exc:
         raise CertificateError(f"malformed inputs: {exc}") from None
@@ -168,8 +266,6 @@ def verify(path: str | os.PathLike) -> tuple[bool, str, Bound | None]:
 
     fn = certified_epsilon if query == "epsilon" else certified_delta
     recomputed = fn(comp, value)
-    lo_c = _fraction(claim.get("lower"), "lower")
-    hi_c = _fraction(claim.get("upper"), "upper")
     lo_r, hi_r = recomputed.lower.decimal(), recomputed.upper.decimal()
     inside_lo = lo_c is None or (lo_r is not None and Fraction(lo_r) >= lo_c)
     inside_hi = hi_c is None or (hi_r is not None and Fraction(hi_r) <= hi_c)

@@ -20,9 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 from flint import arb
+
+from .special import exact_ball
 
 __all__ = ["INT_ORDER_MAX", "StepCGF", "gaussian_cgf", "logaddexp", "two_point_cgf", "zero_cgf"]
 
@@ -69,14 +72,16 @@ def gaussian_cgf(mu2: Callable[[], arb], mu2f: float, note: str) -> StepCGF:
     )
 
 
-def two_point_cgf(eps0: float, note: str) -> StepCGF:
-    """Lambda of the two-point PLLR +-eps0 (randomized response), eps0 > 0."""
+def two_point_cgf(eps0: float | Fraction, note: str) -> StepCGF:
+    """Lambda of the two-point PLLR +-eps0 (randomized response), eps0 > 0 (a float or an exact
+    rational)."""
+    eps0f = float(eps0)
 
     def fl(a: float) -> float:
-        return logaddexp(a * eps0, (1.0 - a) * eps0) - logaddexp(0.0, eps0)
+        return logaddexp(a * eps0f, (1.0 - a) * eps0f) - logaddexp(0.0, eps0f)
 
     def cert(a: arb) -> arb:
-        e = arb(eps0)
+        e = exact_ball(eps0)
         return ((a * e).exp() + ((1 - a) * e).exp()).log() - (1 + e.exp()).log()
 
     return StepCGF(fl, cert, False, note)

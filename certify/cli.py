@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import tomllib
+from decimal import Decimal
 
 from .install import require_flint
 
@@ -34,16 +35,27 @@ def add_commands(sub) -> None:
     c.set_defaults(handler=_run_certify)
     v = sub.add_parser("verify", help="recompute a certificate and check it")
     v.add_argument("certificate", metavar="CERT.json")
+    v.add_argument("--allow-python-files", action="store_true",
+                   help="run the mechanism files a certificate names (each checked against its "
+                   "recorded SHA-256 first); without it such certificates are refused")
     v.add_argument("--json", action="store_true")
     v.set_defaults(handler=_run_verify)
 
 
 def _spec_data(path: str) -> dict:
-    from numeric.spec import load_spec
+    """The spec as data with exact decimals; ``file`` entries made absolute and pinned by their
+    SHA-256 (so a certificate's ``verify`` runs the same code, and only when allowed)."""
+    from numeric.spec import file_sha256, load_spec, resolve_file
 
     load_spec(path)  # validates with all the limits (size, regular file, structure)
-    with open(path, "rb") as fh:
-        return tomllib.loads(fh.read().decode("utf-8"))
+    with open(path, "rb") as fh:  # numbers as exact decimals: the certificate records them
+        data = tomllib.loads(fh.read().decode("utf-8"), parse_float=Decimal)
+    base = os.path.dirname(os.path.abspath(path))
+    for entry in data.get("mechanism", []):
+        if isinstance(entry, dict) and "file" in entry:
+            entry["file"] = resolve_file(entry["file"], base)
+            entry["file_sha256"] = file_sha256(entry["file"])
+    return data
 
 
 def _run_certify(args) -> int:
@@ -65,9 +77,13 @@ def _run_certify(args) -> int:
         bound = certified_delta(comp, args.eps, time_budget=budget)
     cert = make_certificate(data, query, value, bound)
     tmp = f"{args.out}.tmp"
-    with open(tmp, "w", encoding="ascii") as fh:
-        json.dump(cert, fh, indent=1, sort_keys=True, allow_nan=False)
-    os.replace(tmp, args.out)
+    try:
+        with open(tmp, "w", encoding="ascii") as fh:
+            json.dump(cert, fh, indent=1, sort_keys=True, allow_nan=False)
+        os.replace(tmp, args.out)
+    finally:  # a failed write leaves no .tmp behind
+        if os.path.exists(tmp):
+            os.remove(tmp)
     if args.json:
         print(json.dumps(cert["claim"], allow_nan=False))
     else:
@@ -81,7 +97,8 @@ def _run_verify(args) -> int:
 
     require_flint()
     try:
-        ok, message, recomputed = verify(args.certificate)
+        ok, message, recomputed = verify(args.certificate,
+                                         allow_files=args.allow_python_files)
     except CertificateError as exc:
         raise ValueError(str(exc)) from None
     if args.json:

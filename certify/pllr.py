@@ -28,6 +28,8 @@ from flint import arb
 
 from numeric.mechanisms.base import DIRECTION_PQ, DIRECTION_QP
 
+from .special import exact_ball
+
 __all__ = [
     "ContinuousPart",
     "LawMoments",
@@ -205,6 +207,6 @@ def composed_delta_part(comp) -> arb:
     """
     s = arb(0)
     for mech, count in comp.terms:
-        if mech.delta_part > 0:
-            s += arb(count) * (-arb(mech.delta_part)).log1p()
+        if mech.delta_part > 0:  # the exact (typed) delta0 where one was recorded
+            s += arb(count) * (-exact_ball(mech.exact_delta_part())).log1p()
     return -s.expm1()

@@ -11,23 +11,58 @@ efficient arbitrary-precision midpoint-radius interval arithmetic*, IEEE Trans. 
   Functions*, chapters 7 and 26);
 * integer powers by repeated multiplication (python-flint's ``**`` is NaN on balls containing 0);
 * the exact ends of a ball as zero-radius balls, and enclosures of quantities known to be
-  non-negative or bounded in modulus.
+  non-negative or bounded in modulus;
+* mechanism parameters as exact rationals: :func:`exact_param` is the decimal a user typed
+  (``Mechanism.exact_value``; ``--eps0 0.1`` means 1/10) where it is not a binary64 number, else
+  the float itself, and :func:`exact_ball` encloses either (zero radius for binary64 values, so
+  untyped inputs give exactly the balls of ``arb(float)``).
 """
 
 from __future__ import annotations
 
+from fractions import Fraction
+from typing import Any
+
 from flint import arb
 
 __all__ = [
+    "exact_ball",
+    "exact_param",
     "ipow",
     "lower_end",
     "nonneg",
     "normal_cdf",
     "normal_pdf",
     "normal_sf",
+    "show",
     "symmetric_ball",
     "upper_end",
 ]
+
+
+def exact_param(mech: Any, name: str) -> float | Fraction:
+    """Parameter ``name`` of ``mech`` as certified methods must use it: the exact rational typed
+    for it where that is not a binary64 number (``Mechanism.exact_value``), else the float."""
+    value = getattr(mech, name)
+    exact_value = getattr(mech, "exact_value", None)
+    if exact_value is None:
+        return value
+    exact = exact_value(name)
+    return value if exact == Fraction(float(value)) else exact
+
+
+def exact_ball(x: float | int | Fraction) -> arb:
+    """A ball containing the exact real ``x``; zero radius when ``x`` is a binary64 number."""
+    if isinstance(x, Fraction):
+        return arb(x.numerator) / x.denominator
+    return arb(x)
+
+
+def show(x: float | int | Fraction) -> str:
+    """``repr`` of a float, ``p/q`` of an exact rational (certificate and step descriptions)."""
+    if isinstance(x, Fraction):
+        return f"{x.numerator}/{x.denominator}"
+    return repr(x)
 
 
 def normal_pdf(x: arb) -> arb:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from decimal import Decimal, InvalidOperation
 
 import numpy as np
 
@@ -22,7 +23,13 @@ __all__ = [
     "check_positive",
     "check_probability_open",
     "check_rate",
+    "parse_decimal",
 ]
+
+MAX_DIGITS = 200
+"""Most significant digits a typed number may have (no huge integers or endless decimals)."""
+MAX_EXPONENT = 10_000
+"""Largest decimal exponent (in modulus) a typed number may have."""
 
 
 def _as_real(name: str, value: object) -> float:
@@ -119,3 +126,25 @@ def as_float_array(name: str, value: object, *, nonnegative: bool = False) -> np
         cond = "finite and >= 0" if nonnegative else "finite"
         raise ValueError(f"{name} must be {cond}, got {first!r}")
     return arr
+
+
+def parse_decimal(name: str, text: str, *, max_digits: int = MAX_DIGITS,
+                  max_exponent: int = MAX_EXPONENT) -> Decimal:
+    """A finite decimal number typed by a user, exactly, within digit and exponent budgets
+    (checked before any arithmetic, so "1e-999999999" costs nothing).
+
+    Raises:
+        ValueError: naming ``name`` if ``text`` is not a finite decimal within the budgets.
+    """
+    if not isinstance(text, str) or len(text) > max_digits + 20:
+        raise ValueError(f"{name} must be a decimal number, got {str(text)[:40]!r}")
+    try:
+        value = Decimal(text.strip())
+    except InvalidOperation:
+        raise ValueError(f"{name} must be a number, got {text!r}") from None
+    if not value.is_finite():
+        raise ValueError(f"{name} must be finite, got {text!r}")
+    _, digits, exponent = value.as_tuple()
+    if len(digits) > max_digits or abs(int(exponent)) > max_exponent:
+        raise ValueError(f"{name} has too many digits or too large an exponent: {text[:40]!r}")
+    return value

@@ -27,10 +27,10 @@ import math
 import sys
 import time
 import warnings
-from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, InvalidOperation
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from importlib import metadata
 
-from ._validation import check_count
+from ._validation import check_count, parse_decimal
 from .composition import Composition, compose
 from .errors import NotApplicable
 from .mechanisms import MECHANISMS, PoissonSubsampledGaussian, RandomizedResponse
@@ -39,11 +39,7 @@ from .methods import delta as delta_by_method
 from .methods import epsilon as epsilon_by_method
 from .spec import load_spec
 
-__all__ = ["build_parser", "main", "parse_decimal"]
-
-_MAX_DIGITS = 200  # digits and exponent size a typed number may have (no huge integers)
-_MAX_EXPONENT = 10_000
-
+__all__ = ["build_parser", "main"]
 
 def _param_flags() -> dict[str, list[str]]:
     """Every parameter key of the registered mechanisms, with the mechanisms that take it."""
@@ -77,26 +73,6 @@ def _steps(text: str) -> int:
         return check_count("steps", value)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def parse_decimal(name: str, text: str) -> Decimal:
-    """A finite decimal number typed by a user, exactly (digit and exponent budgets).
-
-    Raises:
-        ValueError: naming ``name`` if ``text`` is not a finite decimal within the budgets.
-    """
-    if not isinstance(text, str) or len(text) > _MAX_DIGITS + 20:
-        raise ValueError(f"{name} must be a decimal number, got {str(text)[:40]!r}")
-    try:
-        value = Decimal(text.strip())
-    except InvalidOperation:
-        raise ValueError(f"{name} must be a number, got {text!r}") from None
-    if not value.is_finite():
-        raise ValueError(f"{name} must be finite, got {text!r}")
-    _, digits, exponent = value.as_tuple()
-    if len(digits) > _MAX_DIGITS or abs(int(exponent)) > _MAX_EXPONENT:
-        raise ValueError(f"{name} has too many digits or too large an exponent: {text[:40]!r}")
-    return value
 
 
 def _real(flag: str):

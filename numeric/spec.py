@@ -28,6 +28,9 @@ Python file instead of ``type``::
     mu = 0.2               # parameter values passed to it
     count = 100
 
+An optional ``file_sha256 = "<hex>"`` pins the file: it runs only if its SHA-256 matches
+(certificates record it, so ``verify`` recomputes with the same code).
+
 ``MECHANISM`` is a numeric :class:`~numeric.mechanisms.base.Mechanism` instance (no parameters),
 an object with a ``compile(**params)`` method returning one (a derive ``MechanismSpec``), or a
 callable ``MECHANISM(**params)`` returning one. The file is executed: name only files you trust
@@ -45,40 +48,62 @@ import tomllib
 from decimal import Decimal
 from typing import Any
 
-from ._validation import check_count
+from ._validation import MAX_DIGITS, MAX_EXPONENT, check_count
 from .composition import Composition, compose
 from .mechanisms.base import MECHANISMS, Mechanism
 
-__all__ = ["MAX_SPEC_BYTES", "load_spec", "parse_spec"]
+__all__ = ["MAX_SPEC_BYTES", "file_sha256", "load_spec", "parse_spec", "resolve_file"]
 
 MAX_SPEC_BYTES = 1 << 20
 _MAX_ENTRIES = 10_000
-_MAX_DIGITS = 200
-_MAX_EXPONENT = 10_000
 
 
 def _number(key: str, value: object) -> float:
     """A spec number (int, float or exact Decimal) as a float, within the digit budgets."""
     if isinstance(value, bool) or not isinstance(value, int | float | Decimal):
         raise ValueError(f"{key} must be a number, got {value!r}")
-    if isinstance(value, int) and abs(value).bit_length() > 3 * _MAX_DIGITS:
+    if isinstance(value, int) and abs(value).bit_length() > 3 * MAX_DIGITS:
         raise ValueError(f"{key} is too large an integer ({abs(value).bit_length()} bits)")
     if isinstance(value, Decimal):
         if not value.is_finite():
             raise ValueError(f"{key} must be finite, got {value}")
         _, digits, exponent = value.as_tuple()
-        if len(digits) > _MAX_DIGITS or abs(int(exponent)) > _MAX_EXPONENT:
+        if len(digits) > MAX_DIGITS or abs(int(exponent)) > MAX_EXPONENT:
             raise ValueError(f"{key} has too many digits or too large an exponent")
     return float(value)
 
 
-def _from_file(path: object, params: dict[str, float], base: str) -> Mechanism:
-    """The mechanism a user's Python file defines as ``MECHANISM`` (see the module docstring)."""
+def resolve_file(path: object, base: str) -> str:
+    """The absolute path of a spec's ``file`` entry (relative paths resolve against ``base``).
+
+    Raises:
+        ValueError: if ``path`` is not a ``*.py`` name of an existing regular file.
+    """
     if not isinstance(path, str) or not path.endswith(".py"):
         raise ValueError(f"file must name a Python file (*.py), got {path!r}")
-    full = path if os.path.isabs(path) else os.path.join(base, path)
+    full = os.path.abspath(path if os.path.isabs(path) else os.path.join(base, path))
     if not os.path.isfile(full):
         raise ValueError(f"file {path!r} not found (looked for {full!r})")
+    return full
+
+
+def file_sha256(path: str) -> str:
+    """SHA-256 (hex) of a file's bytes, read with the spec size cap."""
+    import hashlib
+
+    with open(path, "rb") as fh:
+        data = fh.read(MAX_SPEC_BYTES + 1)
+    if len(data) > MAX_SPEC_BYTES:
+        raise ValueError(f"{path}: file too large ({len(data)} bytes > {MAX_SPEC_BYTES})")
+    return hashlib.sha256(data).hexdigest()
+
+
+def _from_file(path: object, params: dict[str, float], base: str,
+               sha256: object = None) -> Mechanism:
+    """The mechanism a user's Python file defines as ``MECHANISM`` (see the module docstring)."""
+    full = resolve_file(path, base)
+    if sha256 is not None and file_sha256(full) != sha256:
+        raise ValueError(f"file {path!r} does not match its recorded file_sha256 (changed since)")
     import runpy
 
     try:
@@ -142,10 +167,12 @@ def parse_spec(data: dict, source: str = "<spec>", *, base_dir: str | None = Non
             raise ValueError(f"{where}: missing count")
         try:
             count = check_count("count", _count_value(entry["count"]))
-            params = {k: v for k, v in entry.items() if k not in ("type", "count", "file")}
+            params = {k: v for k, v in entry.items()
+                      if k not in ("type", "count", "file", "file_sha256")}
             floats = {k: _number(k, v) for k, v in params.items()}  # validates every value
             if "file" in entry:
-                mech = _from_file(entry["file"], floats, base_dir or os.getcwd())
+                mech = _from_file(entry["file"], floats, base_dir or os.getcwd(),
+                                  entry.get("file_sha256"))
             else:  # exact decimals are recorded on the mechanism (certified methods use them)
                 mech = MECHANISMS[kind].build(params)
         except ValueError as exc:

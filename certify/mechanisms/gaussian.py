@@ -34,7 +34,7 @@ from ..cgf import StepCGF, gaussian_cgf
 from ..exact_model import ExactComposition
 from ..pllr import ContinuousPart, LawMoments, PLLRMoments, symmetric_pair
 from ..registry import CertifiedMechanism, register_certified
-from ..special import ipow, lower_end, normal_pdf, normal_sf
+from ..special import exact_ball, exact_param, ipow, lower_end, normal_pdf, normal_sf, show
 from ..steps import LatticeStep
 
 __all__ = ["GaussianStep", "gaussian_law", "normal_continuous_part"]
@@ -46,8 +46,13 @@ def gaussian_law(mu: arb) -> LawMoments:
     return LawMoments(-mu * mu / 2, mu * mu, arb(0), arb(0), mu * s2p, 2 * ipow(mu, 3) * s2p)
 
 
+def _mu(mech: Gaussian) -> arb:
+    """mu = sensitivity / sigma from the exact parameters (typed decimals where recorded)."""
+    return exact_ball(exact_param(mech, "sensitivity")) / exact_ball(exact_param(mech, "sigma"))
+
+
 def _moments(mech: Gaussian) -> PLLRMoments:
-    mu = arb(mech.sensitivity) / arb(mech.sigma)
+    mu = _mu(mech)
     return symmetric_pair(
         gaussian_law(mu),
         "closed form: X ~ N(-mu^2/2, mu^2), Y ~ N(mu^2/2, mu^2), mu = sensitivity/sigma; "
@@ -62,7 +67,7 @@ def normal_continuous_part(mu: arb, provenance: str) -> ContinuousPart:
 
 
 def _continuous(mech: Gaussian) -> ContinuousPart:
-    mu = arb(mech.sensitivity) / arb(mech.sigma)
+    mu = _mu(mech)
     return normal_continuous_part(mu, "normal PLLR: density >= phi(1)/mu on [m - mu, m + mu]")
 
 
@@ -70,12 +75,12 @@ def _continuous(mech: Gaussian) -> ContinuousPart:
 class GaussianStep(LatticeStep):
     """Gaussian pair with mu = sensitivity / sigma."""
 
-    sigma: float
-    sensitivity: float = 1.0
+    sigma: float | Fraction
+    sensitivity: float | Fraction = 1.0
 
     def mu(self) -> arb:
         """mu = sensitivity / sigma (Arb, exact inputs)."""
-        return arb(self.sensitivity) / arb(self.sigma)
+        return exact_ball(self.sensitivity) / exact_ball(self.sigma)
 
     def delta(self, eps: arb) -> arb:
         mu = self.mu()
@@ -87,27 +92,27 @@ class GaussianStep(LatticeStep):
         return normal_sf(x - mu), normal_sf(x)
 
     def rough_std(self) -> float:
-        return self.sensitivity / self.sigma
+        return float(self.sensitivity) / float(self.sigma)
 
     def describe(self) -> str:
-        return f"Gaussian(mu = {self.sensitivity!r}/{self.sigma!r})"
+        return f"Gaussian(mu = {show(self.sensitivity)}/{show(self.sigma)})"
 
 
 def _lattice_step(mech: Gaussian, direction: str) -> LatticeStep:
-    return GaussianStep(mech.sigma, mech.sensitivity)
+    return GaussianStep(exact_param(mech, "sigma"), exact_param(mech, "sensitivity"))
 
 
 def _chernoff(mech: Gaussian, direction: str) -> StepCGF:
-    sens, sig = mech.sensitivity, mech.sigma
-    return gaussian_cgf(lambda: (arb(sens) / arb(sig)) ** 2, mech.mu ** 2,
+    return gaussian_cgf(lambda: _mu(mech) ** 2, mech.mu ** 2,
                         "Gaussian: Lambda(alpha) = alpha(alpha-1)mu^2/2, mu = "
                         "sensitivity/sigma exactly")
 
 
 def _exact_profile(mech: Gaussian, count: int) -> ExactComposition:
     return ExactComposition(
-        gaussian=((Fraction(mech.sensitivity) / Fraction(mech.sigma), count),),
-        notes=("Gaussian mu_i = sensitivity_i / sigma_i exactly (binary64 inputs)",),
+        gaussian=((mech.exact_value("sensitivity") / mech.exact_value("sigma"), count),),
+        notes=("Gaussian mu_i = sensitivity_i / sigma_i exactly (the typed decimals, else the "
+               "binary64 inputs)",),
     )
 
 

@@ -57,7 +57,7 @@ from ..pllr import (
     tighten,
 )
 from ..registry import CertifiedMechanism, register_certified
-from ..special import ipow, lower_end
+from ..special import exact_ball, exact_param, ipow, lower_end, show
 from ..steps import LatticeStep, exact_value
 
 __all__ = ["LaplaceStep", "laplace_cgf", "laplace_law", "laplace_pieces"]
@@ -90,8 +90,13 @@ def laplace_law(mu: arb) -> LawMoments:
     return central_to_cumulants(mean, central[2], central[3], central[4], absk[1], absk[3])
 
 
+def _mu(mech: Laplace) -> arb:
+    """mu = sensitivity / scale from the exact parameters (typed decimals where recorded)."""
+    return exact_ball(exact_param(mech, "sensitivity")) / exact_ball(exact_param(mech, "scale"))
+
+
 def _moments(mech: Laplace) -> PLLRMoments:
-    mu = arb(mech.sensitivity) / arb(mech.scale)
+    mu = _mu(mech)
     return symmetric_pair(
         tighten(laplace_law(mu), laplace_cumulants_x(mu)),
         "closed form: atoms -mu (1/2), +mu (e^-mu/2) and L = 2x - mu on (0, mu) with density "
@@ -103,7 +108,7 @@ def _moments(mech: Laplace) -> PLLRMoments:
 def _continuous(mech: Laplace) -> ContinuousPart:
     # L = 2x - mu on (0, mu) with density e^{-x}/2: the PLLR density is e^{-x}/4 >= e^{-mu}/4
     # on (-mu, mu); Y =d -X.
-    mu = arb(mech.sensitivity) / arb(mech.scale)
+    mu = _mu(mech)
     cand = ((lower_end((-mu).exp() / 4), lower_end(2 * mu)),)
     return ContinuousPart(cand, cand, "Laplace PLLR: density >= e^-mu/4 on (-mu, mu)")
 
@@ -112,11 +117,11 @@ def _continuous(mech: Laplace) -> ContinuousPart:
 class LaplaceStep(LatticeStep):
     """Laplace pair with mu = sensitivity / scale (symmetric)."""
 
-    scale: float
-    sensitivity: float = 1.0
+    scale: float | Fraction
+    sensitivity: float | Fraction = 1.0
 
     def _mu(self) -> arb:
-        return arb(self.sensitivity) / arb(self.scale)
+        return exact_ball(self.sensitivity) / exact_ball(self.scale)
 
     def _piece(self, s: arb) -> int:
         """-1 if s <= -mu, +1 if s > mu, else 0 (exact comparison of s*b with +-Delta)."""
@@ -146,27 +151,27 @@ class LaplaceStep(LatticeStep):
         return 1 - ((s - mu) / 2).exp() / 2, (-(s + mu) / 2).exp() / 2
 
     def rough_std(self) -> float:
-        return min(self.sensitivity / self.scale, 1.0)
+        return min(float(self.sensitivity) / float(self.scale), 1.0)
 
     def describe(self) -> str:
-        return f"Laplace(mu = {self.sensitivity!r}/{self.scale!r})"
+        return f"Laplace(mu = {show(self.sensitivity)}/{show(self.scale)})"
 
 
 def _lattice_step(mech: Laplace, direction: str) -> LatticeStep:
-    return LaplaceStep(mech.scale, mech.sensitivity)
+    return LaplaceStep(exact_param(mech, "scale"), exact_param(mech, "sensitivity"))
 
 
-def laplace_cgf(sensitivity: float, scale: float) -> StepCGF:
+def laplace_cgf(sensitivity: float | Fraction, scale: float | Fraction) -> StepCGF:
     """Lambda(alpha) = log(alpha/(2alpha-1) e^((alpha-1)mu) + (alpha-1)/(2alpha-1) e^(-alpha
     mu)) for the Laplace pair (module docstring)."""
-    muf = sensitivity / scale
+    muf = float(sensitivity) / float(scale)
 
     def fl(a: float) -> float:
         return logaddexp(math.log(a / (2 * a - 1)) + (a - 1) * muf,
                          math.log((a - 1) / (2 * a - 1)) - a * muf)
 
     def cert(a: arb) -> arb:
-        mu = arb(sensitivity) / arb(scale)
+        mu = exact_ball(sensitivity) / exact_ball(scale)
         d = 2 * a - 1
         return (a / d * ((a - 1) * mu).exp() + (a - 1) / d * (-a * mu).exp()).log()
 
@@ -176,7 +181,7 @@ def laplace_cgf(sensitivity: float, scale: float) -> StepCGF:
 
 
 def _chernoff(mech: Laplace, direction: str) -> StepCGF:
-    return laplace_cgf(mech.sensitivity, mech.scale)
+    return laplace_cgf(exact_param(mech, "sensitivity"), exact_param(mech, "scale"))
 
 
 register_certified(Laplace, CertifiedMechanism(

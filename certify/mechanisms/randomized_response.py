@@ -40,7 +40,7 @@ from ..cgf import StepCGF, two_point_cgf, zero_cgf
 from ..exact_model import ExactComposition, pure_dp
 from ..pllr import LawMoments, PLLRMoments, central_to_cumulants, symmetric_pair, tighten
 from ..registry import CertifiedMechanism, register_certified
-from ..special import ipow
+from ..special import exact_ball, exact_param, ipow, show
 from ..steps import LatticeStep, exact_value
 
 __all__ = ["ApproxDPStep", "two_point_law"]
@@ -70,14 +70,14 @@ _TWO_POINT = ("exact two-point law: X = +eps0 w.p. 1/(1+e^eps0), else -eps0; Y =
 
 
 def _moments_rr(mech: RandomizedResponse) -> PLLRMoments:
-    eps0 = arb(mech.eps)
+    eps0 = exact_ball(exact_param(mech, "eps"))
     return symmetric_pair(tighten(two_point_law(eps0), randomized_response_cumulants_x(eps0)),
                           _TWO_POINT)
 
 
 def _moments_approx(mech: ApproxDP) -> PLLRMoments:
     return symmetric_pair(
-        two_point_law(arb(mech.eps)),
+        two_point_law(exact_ball(exact_param(mech, "eps"))),
         _TWO_POINT + " (pure part only; the delta part composes by GDP Eq. 12-13)")
 
 
@@ -85,13 +85,13 @@ def _moments_approx(mech: ApproxDP) -> PLLRMoments:
 class ApproxDPStep(LatticeStep):
     """ApproxDP(eps0, delta0) as its dominating pair; randomized response is delta0 = 0."""
 
-    eps0: float
-    delta0: float = 0.0
+    eps0: float | Fraction
+    delta0: float | Fraction = 0.0
 
     def _atoms(self) -> tuple[arb, arb]:
         """(Q-mass at +eps0, Q-mass at -eps0) = (1 - delta0) (expit(eps0), expit(-eps0))."""
-        e = arb(self.eps0).exp()
-        keep = 1 - arb(self.delta0)
+        e = exact_ball(self.eps0).exp()
+        keep = 1 - exact_ball(self.delta0)
         return keep * e / (1 + e), keep / (1 + e)
 
     def _above(self, s: arb, strict: bool) -> tuple[arb, arb]:
@@ -105,49 +105,50 @@ class ApproxDPStep(LatticeStep):
         return q, p
 
     def end_masses(self) -> tuple[arb, arb]:
-        d = arb(self.delta0)
+        d = exact_ball(self.delta0)
         return d, d
 
     def delta(self, eps: arb) -> arb:
         q, p = self._above(eps, strict=True)
-        return arb(self.delta0) + q - eps.exp() * p
+        return exact_ball(self.delta0) + q - eps.exp() * p
 
     def tails(self, s: arb) -> tuple[arb, arb]:
         q, p = self._above(s, strict=False)
-        return arb(self.delta0) + q, p
+        return exact_ball(self.delta0) + q, p
 
     def rough_std(self) -> float:
-        return max(self.eps0, 1e-3)
+        return max(float(self.eps0), 1e-3)
 
     def describe(self) -> str:
         if self.delta0 == 0.0:
-            return f"RandomizedResponse(eps0={self.eps0!r})"
-        return f"ApproxDP(eps0={self.eps0!r}, delta0={self.delta0!r})"
+            return f"RandomizedResponse(eps0={show(self.eps0)})"
+        return f"ApproxDP(eps0={show(self.eps0)}, delta0={show(self.delta0)})"
 
 
 def _chernoff(mech: RandomizedResponse | ApproxDP, direction: str) -> StepCGF:
     if mech.eps == 0.0:
         return zero_cgf("ApproxDP(0, delta): no pure part (Lambda = 0)")
-    return two_point_cgf(mech.eps, "(eps0, 0)-DP step modelled by randomized response "
-                         "(KOV Thm 3.3): two-point Lambda")
+    return two_point_cgf(exact_param(mech, "eps"), "(eps0, 0)-DP step modelled by randomized "
+                         "response (KOV Thm 3.3): two-point Lambda")
 
 
 def _exact_profile(mech: RandomizedResponse | ApproxDP, count: int) -> ExactComposition:
     # pure (eps0, 0) part (none for eps0 = 0) and the delta part (none for delta0 = 0)
-    return pure_dp(float(mech.eps), count, float(mech.delta_part))
+    return pure_dp(exact_param(mech, "eps"), count, mech.exact_delta_part())
 
 
 register_certified(RandomizedResponse, CertifiedMechanism(
     "RandomizedResponse",
     moments=_moments_rr,
-    lattice_step=lambda mech, direction: ApproxDPStep(mech.eps, 0.0),
+    lattice_step=lambda mech, direction: ApproxDPStep(exact_param(mech, "eps"), 0.0),
     chernoff=_chernoff,
     exact_profile=_exact_profile,
 ))
 register_certified(ApproxDP, CertifiedMechanism(
     "ApproxDP",
     moments=_moments_approx,
-    lattice_step=lambda mech, direction: ApproxDPStep(mech.eps, mech.delta),
+    lattice_step=lambda mech, direction: ApproxDPStep(exact_param(mech, "eps"),
+                                                      exact_param(mech, "delta")),
     chernoff=_chernoff,
     exact_profile=_exact_profile,
 ))

@@ -72,12 +72,15 @@ from ..exact_model import ArbReal, ExactComposition, arb_q
 from ..pllr import ContinuousPart, LawMoments, PLLRMoments, central_to_cumulants, symmetric_pair
 from ..registry import CertifiedMechanism, register_certified
 from ..special import (
+    exact_ball,
+    exact_param,
     ipow,
     lower_end,
     nonneg,
     normal_cdf,
     normal_pdf,
     normal_sf,
+    show,
     symmetric_ball,
 )
 from ..steps import LatticeStep
@@ -214,11 +217,16 @@ _SG_ASSUMPTIONS = (
 )
 
 
+def _rate_one(mech: PoissonSubsampledGaussian) -> bool:
+    """True when the exact rate (the typed decimal where recorded) is 1: the Gaussian mechanism."""
+    return exact_param(mech, "rate") == 1
+
+
 def _moments(mech: PoissonSubsampledGaussian) -> PLLRMoments:
-    mu = 1 / arb(mech.sigma)
-    if mech.rate == 1.0:
+    mu = 1 / exact_ball(exact_param(mech, "sigma"))
+    if _rate_one(mech):
         return symmetric_pair(gaussian_law(mu), "closed form: rate 1 is the Gaussian mechanism")
-    p = arb(mech.rate)
+    p = exact_ball(exact_param(mech, "rate"))
     x = SubsampledGaussianLaw(mu, p, under_q=False).law()
     y = SubsampledGaussianLaw(mu, p, under_q=True).law()
     return PLLRMoments(
@@ -254,10 +262,10 @@ _SG_WINDOWS = tuple((a, a + w) for a in (-3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0)
 
 
 def _continuous(mech: PoissonSubsampledGaussian) -> ContinuousPart | None:
-    mu = 1 / arb(mech.sigma)
-    if mech.rate == 1.0:
+    mu = 1 / exact_ball(exact_param(mech, "sigma"))
+    if _rate_one(mech):
         return normal_continuous_part(mu, "rate 1: normal PLLR")
-    p = arb(mech.rate)
+    p = exact_ball(exact_param(mech, "rate"))
     out = []
     for under_q in (False, True):
         law = SubsampledGaussianLaw(mu, p, under_q)
@@ -284,20 +292,20 @@ def _continuous(mech: PoissonSubsampledGaussian) -> ContinuousPart | None:
 class SubsampledGaussianStep(LatticeStep):
     """Poisson-subsampled Gaussian (mu = 1/sigma, rate p < 1) in order P||Q or Q||P."""
 
-    sigma: float
-    rate: float
+    sigma: float | Fraction
+    rate: float | Fraction
     swapped: bool = False
 
     def _x(self, v: arb) -> arb:
         """x with L(x) = log v: (log((v - 1 + p)/p) + mu^2/2)/mu (needs v > 1 - p)."""
-        mu = arb(1) / arb(self.sigma)
-        p = arb(self.rate)
+        mu = arb(1) / exact_ball(self.sigma)
+        p = exact_ball(self.rate)
         return (((v - (1 - p)) / p).log() + mu * mu / 2) / mu
 
     def delta(self, eps: arb) -> arb:
-        p = arb(self.rate)
+        p = exact_ball(self.rate)
         keep = 1 - p
-        mu = arb(1) / arb(self.sigma)
+        mu = arb(1) / exact_ball(self.sigma)
         if not self.swapped:
             t = eps.exp()
             if t <= keep:
@@ -316,9 +324,9 @@ class SubsampledGaussianStep(LatticeStep):
         return (1 - t * keep) * normal_cdf(x) - t * p * normal_cdf(x - mu)
 
     def tails(self, s: arb) -> tuple[arb, arb]:
-        p = arb(self.rate)
+        p = exact_ball(self.rate)
         keep = 1 - p
-        mu = arb(1) / arb(self.sigma)
+        mu = arb(1) / exact_ball(self.sigma)
         if not self.swapped:
             t = s.exp()
             if t <= keep:
@@ -333,32 +341,35 @@ class SubsampledGaussianStep(LatticeStep):
         if not u > keep:
             raise ArithmeticError("cannot place e^-s against 1 - p")
         x = self._x(u)
-        return normal_cdf(x), keep * normal_cdf(x) + p * normal_cdf(x - arb(1) / arb(self.sigma))
+        mu = arb(1) / exact_ball(self.sigma)
+        return normal_cdf(x), keep * normal_cdf(x) + p * normal_cdf(x - mu)
 
     def rough_std(self) -> float:
-        mu = 1.0 / self.sigma
-        return math.sqrt(max(self.rate**2 * math.expm1(min(mu * mu, 700.0)), 1e-300))
+        mu = 1.0 / float(self.sigma)
+        return math.sqrt(max(float(self.rate)**2 * math.expm1(min(mu * mu, 700.0)), 1e-300))
 
     def describe(self) -> str:
         order = "Q||P" if self.swapped else "P||Q"
-        return f"PoissonSubsampledGaussian(sigma={self.sigma!r}, rate={self.rate!r}) {order}"
+        return (f"PoissonSubsampledGaussian(sigma={show(self.sigma)}, rate={show(self.rate)}) "
+                f"{order}")
 
 
 def _lattice_step(mech: PoissonSubsampledGaussian, direction: str) -> LatticeStep:
-    if mech.rate == 1.0:
-        return GaussianStep(mech.sigma)
-    return SubsampledGaussianStep(mech.sigma, mech.rate, direction == DIRECTION_QP)
+    if _rate_one(mech):
+        return GaussianStep(exact_param(mech, "sigma"))
+    return SubsampledGaussianStep(exact_param(mech, "sigma"), exact_param(mech, "rate"),
+                                  direction == DIRECTION_QP)
 
 
 # --------------------------------------------------------------------------------------------
 # Chernoff
 
 
-def _exact_sum(sigma: float, rate: float, k: int) -> arb:
+def _exact_sum(sigma: float | Fraction, rate: float | Fraction, k: int) -> arb:
     """E_P[(q/p)^k] = sum_j C(k,j)(1-p)^(k-j) p^j e^(j(j-1)mu^2/2), exactly in Arb."""
-    mu = 1 / arb(sigma)
+    mu = 1 / exact_ball(sigma)
     half = mu * mu / 2
-    p = arb(rate)
+    p = exact_ball(rate)
     q = 1 - p
     total = arb(0)
     binom = 1
@@ -378,7 +389,7 @@ def _float_grid(mu: float, rate: float) -> tuple[np.ndarray, np.ndarray]:
     return logw, subsampled_gaussian_pllr(x, mu, rate)
 
 
-def sg_power_moment(sigma: float, rate: float, s: arb) -> arb:
+def sg_power_moment(sigma: float | Fraction, rate: float | Fraction, s: arb) -> arb:
     r"""Enclosure of :math:`E_P[w^s]`, w = q/p, for the Poisson-subsampled Gaussian, s real.
 
     :math:`w(x) = 1 - p + p e^{\mu x - \mu^2/2}`, P = N(0, 1), mu = 1/sigma, rate p < 1, at the
@@ -394,12 +405,12 @@ def sg_power_moment(sigma: float, rate: float, s: arb) -> arb:
     Raises:
         ArithmeticError: if the quadrature does not return a finite real enclosure.
     """
-    mu = 1 / arb(sigma)
+    mu = 1 / exact_ball(sigma)
     half = mu * mu / 2
-    p = arb(rate)
+    p = exact_ball(rate)
     c = 1 / (2 * arb.pi()).sqrt()
     shift = -(-p).log1p()  # -log(1 - p) >= 0
-    sf_, muf = float(s.mid()), 1.0 / sigma
+    sf_, muf = float(s.mid()), 1.0 / float(sigma)
     grow = max(0.0, -sf_ * float(shift.upper()), sf_ * (sf_ - 1.0) * muf * muf / 2.0)
     t = math.ceil(math.sqrt(2.0 * (ctx.prec * math.log(2.0) + grow + 20.0)))
     lo, hi = arb(-t), arb(math.ceil(max(1.0, sf_) * muf) + t)
@@ -426,7 +437,7 @@ _QUAD_NOTE = (
 )
 
 
-def _sg_cgf(sigma: float, rate: float, direction: str) -> StepCGF:
+def _sg_cgf(sigma: float | Fraction, rate: float | Fraction, direction: str) -> StepCGF:
     """log E_P[w^alpha] (P||Q) or log E_Q[(p/q)^alpha] = log E_P[w^(1-alpha)] (Q||P)."""
     forward = direction == DIRECTION_PQ
 
@@ -434,7 +445,7 @@ def _sg_cgf(sigma: float, rate: float, direction: str) -> StepCGF:
         return a if forward else 1 - a
 
     def fl(a: float) -> float:
-        logw, L = _float_grid(1.0 / sigma, rate)
+        logw, L = _float_grid(1.0 / float(sigma), float(rate))
         t = logw + expo(a) * L
         m = float(t.max())
         return m + math.log(float(np.exp(t - m).sum()))
@@ -456,11 +467,11 @@ def _sg_cgf(sigma: float, rate: float, direction: str) -> StepCGF:
 
 
 def _chernoff(mech: PoissonSubsampledGaussian, direction: str) -> StepCGF:
-    if mech.rate == 1.0:
-        sig = mech.sigma
-        return gaussian_cgf(lambda: 1 / arb(sig) ** 2, mech.mu ** 2,
+    if _rate_one(mech):
+        sig = exact_param(mech, "sigma")
+        return gaussian_cgf(lambda: 1 / exact_ball(sig) ** 2, mech.mu ** 2,
                             "subsampled Gaussian at rate 1 is the Gaussian mechanism")
-    return _sg_cgf(mech.sigma, mech.rate, direction)
+    return _sg_cgf(exact_param(mech, "sigma"), exact_param(mech, "rate"), direction)
 
 
 # --------------------------------------------------------------------------------------------
@@ -468,13 +479,16 @@ def _chernoff(mech: PoissonSubsampledGaussian, direction: str) -> StepCGF:
 
 
 def _exact_profile(mech: PoissonSubsampledGaussian, count: int) -> ExactComposition:
-    if mech.rate != 1.0:
+    if not _rate_one(mech):
         raise NotApplicable(
             f"exact: does not apply to PoissonSubsampledGaussian with rate {mech.rate!r} < 1 (no "
             "exact privacy profile; exact certified profiles exist for Gaussian and "
             "pure/approximate-DP compositions only; the other certified methods (lattice, EEAI, "
             "Chernoff) still apply)"
         )
+    sigma = exact_param(mech, "sigma")
+    if isinstance(sigma, Fraction):  # typed: mu = 1/sigma exactly
+        return ExactComposition(gaussian=((1 / sigma, count),))
     mu2 = mech.mu ** 2  # rate 1 is mu^2-GDP with mu^2 the binary64 (1/sigma)^2
     f = Fraction(mu2)
     return ExactComposition(gaussian=((ArbReal(lambda: arb_q(f).sqrt(), f"sqrt({mu2!r})"),
@@ -488,5 +502,5 @@ register_certified(PoissonSubsampledGaussian, CertifiedMechanism(
     lattice_step=_lattice_step,
     chernoff=_chernoff,
     exact_profile=_exact_profile,
-    normal_pllr=lambda mech: mech.rate == 1.0,
+    normal_pllr=lambda mech: _rate_one(mech),
 ))

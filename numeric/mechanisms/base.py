@@ -265,6 +265,10 @@ class Mechanism(ABC):
         """The f_{0,delta} factor of the mechanism (GDP Eq. 11); 0 except for ApproxDP."""
         return 0.0
 
+    def exact_delta_part(self) -> Fraction:
+        """:attr:`delta_part` as an exact rational (the typed decimal where one was recorded)."""
+        return Fraction(self.delta_part)
+
     def exact_family(self) -> tuple[str, float] | None:
         """Key of the exact-composition family this mechanism belongs to, or None.
 

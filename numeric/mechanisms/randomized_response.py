@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import ClassVar
 
 import numpy as np
@@ -124,6 +125,9 @@ class ApproxDP(Mechanism):
     @property
     def delta_part(self) -> float:
         return self.delta
+
+    def exact_delta_part(self) -> Fraction:
+        return self.exact_value("delta")
 
     def _cumulants(self, order: int) -> PLLRCumulants:
         if self.eps == 0.0:
