@@ -1,7 +1,7 @@
 r"""Certified Renyi / moment (Chernoff) upper bounds on delta(eps) and eps(delta).
 
 **The bound.** Fix a pair order (P, Q) of the composed mechanism, with composed PLLR
-:math:`S = \log(q/p)` (MATH.md section 1). Then :math:`\delta(\varepsilon) = E_Q[(1 -
+:math:`S = \log(q/p)` (docs/math.md section 1). Then :math:`\delta(\varepsilon) = E_Q[(1 -
 e^{\varepsilon - S})_+]`. For :math:`\lambda > 0` let
 
 .. math::

@@ -8,10 +8,11 @@ first-order Edgeworth expansion*, Sankhya A 86 (2024) 261-336, arXiv:2101.05780 
 * :func:`dgg_continuity_bound_iid`: Theorem 3.1 with Appendix Theorem A.5 (i.i.d., rate 1/n)
   under a characteristic-function condition.
 
-Both are implemented from the project's transcription (``DGG.md``), which reproduces the authors'
-reference implementation (R package BoundEdgeworth) to 10 digits but has not been checked line
-by line against the paper (certify/DGG_VERIFICATION.md). All arithmetic is Arb ball arithmetic;
-the callers (:mod:`certify.eeai_bounds`) use the upper end of the returned ball.
+Both are implemented from the project's transcription (DGG's appendices (docs/math.md section 3)),
+which reproduces the authors' reference implementation (R package BoundEdgeworth) to 10 digits but
+has not been checked line by line against the paper (certify/DGG_VERIFICATION.md). All arithmetic is
+Arb ball arithmetic; the callers (:mod:`certify.eeai_bounds`) use the upper end of the returned
+ball.
 """
 
 from __future__ import annotations
@@ -30,10 +31,10 @@ __all__ = [
 ]
 
 CPSI = "1.0253"
-"""DGG's constant C_psi (DGG.md)."""
+"""DGG's constant C_psi (DGG's appendices)."""
 _CHI1 = "0.09916191"
 T1_STAR = "0.6359658"
-"""DGG's t_1^* (DGG.md)."""
+"""DGG's t_1^* (DGG's appendices)."""
 
 
 def _a(x) -> arb:
@@ -88,7 +89,7 @@ def ball_min(a: arb, b: arb) -> arb:
 
 
 def _dgg_common(n: arb, K4: arb, lam: arb, eps: arb, skew: int) -> dict[str, arb]:
-    """The auxiliary quantities P1, e1, P2, e2, e3, Rbar_inid, Rbar_iid of DGG.md."""
+    """The auxiliary quantities P1, e1, P2, e2, e3, Rbar_inid, Rbar_iid of DGG's appendices."""
     pi = arb.pi()
     cpsi = arb(CPSI)
     al = abs(lam)
@@ -151,10 +152,11 @@ def dgg_moment_bound(
           + \frac{0.031\tilde K_3^2 + 0.327 K_4 (\frac1{12} + \frac1{4(1-3\epsilon)^2})}{n}
           + \frac{0.054|\lambda_3|\tilde K_3 + 0.037\, e_{3|1}\lambda_3^2}{n} + r_{1,n},
 
-    with the remainder r_{1,n} and auxiliary functions transcribed in the project's DGG.md.
-    The bound is **not monotone in every argument** (e.g. it can decrease as K3tilde grows, see
-    certify/DGG_VERIFICATION.md): pass Arb balls that *contain* the true moments (as the EEAI
-    does), not mere upper bounds; the upper end of the resulting ball is then a valid D.
+    with the remainder r_{1,n} and auxiliary functions transcribed in the DGG appendices
+    (docs/math.md section 3). The bound is **not monotone in every argument** (e.g. it can decrease
+    as K3tilde grows, see certify/DGG_VERIFICATION.md): pass Arb balls that *contain* the true
+    moments (as the EEAI does), not mere upper bounds; the upper end of the resulting ball is then a
+    valid D.
 
     Args:
         n: Number of summands.
@@ -232,7 +234,7 @@ def dgg_continuity_bound_iid(
     r"""DGG bound under the characteristic-function condition, i.i.d. case (rate n^{-1}).
 
     Derumigny, Girard, Guyonvarch (arXiv:2101.05780), Theorem 3.1 with Appendix Theorem A.5
-    (transcribed in DGG.md): valid when
+    (transcribed from DGG's appendices): valid when
     :math:`\kappa \ge \sup_{|t| \ge 2 t_1^* \pi / \tilde K_3} |E e^{i t X_1/\sigma}|`.
     The EEAI's ``dgg-cf`` candidate uses it with kappa certified from an absolutely continuous
     PLLR component (:func:`certify.eeai_bounds.characteristic_kappa`).

@@ -5,7 +5,7 @@ K_1, K_2, K_3, sigma = sqrt(K_2), lambda_3 = K_3 / K_2^{3/2}, z_0 = (eps - K_1)/
 a = z_0 + sigma. The first-order Edgeworth expansion of its CDF is
 :math:`G_1(s) = \Phi(z) - \varphi(z)\,\tfrac{\lambda_3}{6} He_2(z)` (Hall 1992, Section 2.2;
 Wang, Gao, Zhang, Shen, Su, *Analytical Composition of Differential Privacy via the Edgeworth
-Accountant*, arXiv:2206.04236). Its **Q-only** delta (MATH.md section 3),
+Accountant*, arXiv:2206.04236). Its **Q-only** delta (docs/math.md section 3),
 :math:`\delta_{G_1}(\varepsilon) = \int_\varepsilon^\infty e^{\varepsilon - s}(1 - G_1(s))\,ds`,
 has the closed form of :mod:`numeric.edgeworth` with c_3 = lambda_3/6, where the k = 3 term
 simplifies (Appell identity for He_3(w - sigma), then a^2 = z_0^2 + 2 sigma z_0 + sigma^2) to
@@ -245,7 +245,7 @@ def _common_assumptions(profiles: list[_Profile]) -> tuple[str, ...]:
     out: dict[str, None] = {
         "EEAI: delta = E_Q[(1 - e^(eps - S_Y))_+] = int_eps^inf e^(eps-s)(1 - F_Y(s)) ds "
         "(change of measure), so sup|F_Y - G_1| <= D gives |delta - delta_G1| <= D around the "
-        "Q-only first-order Edgeworth delta (MATH.md section 3)": None,
+        "Q-only first-order Edgeworth delta (docs/math.md section 3)": None,
     }
     for p in profiles:
         for a in p.bound.assumptions:

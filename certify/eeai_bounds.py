@@ -20,9 +20,10 @@ certified per-step moments of :mod:`certify.moments`; :func:`uniform_bound` retu
   bounds for the distance to the first-order Edgeworth expansion*, Sankhya A 86 (2024) 261-336,
   arXiv:2101.05780, Theorem 2.1 with Appendix Theorems A.2 (non-i.i.d.) and A.3 (i.i.d.),
   skewed case, minimized over its free parameter eps in (0, 1/3) (each value gives a valid
-  bound). It is implemented from the project's transcription (``DGG.md``), which reproduces the
-  authors' reference implementation (R package BoundEdgeworth) to 10 digits but has not been
-  checked line by line against the paper: every result that uses it says so.
+  bound). It is implemented from the project's transcription (DGG's appendices (docs/math.md
+  section 3)), which reproduces the authors' reference implementation (R package BoundEdgeworth) to
+  10 digits but has not been checked line by line against the paper: every result that uses it says
+  so.
 * ``dgg-cf``: DGG Theorem 3.1 with Appendix Theorem A.5 (i.i.d., rate 1/n), valid given
   :math:`\kappa \ge \sup_{|t| \ge 2t_1^*\pi/\tilde K_3} |E e^{itY_1/\sigma}|`. kappa < 1 is
   certified (:func:`characteristic_kappa`) from an absolutely continuous component of the
@@ -251,8 +252,8 @@ def _dgg_best(s: SummedMoments) -> tuple[arb, str]:
     thm = "A.3 (i.i.d.)" if s.iid else "A.2 (non-i.i.d.)"
     return best, (
         f"DGG moment-only bound (Derumigny-Girard-Guyonvarch 2024, arXiv:2101.05780, Thm 2.1 / "
-        f"{thm}, skewed case, eps = {best_eps}; transcription DGG.md checked against the "
-        "BoundEdgeworth reference outputs, not line by line against the paper)"
+        f"{thm}, skewed case, eps = {best_eps}; transcription of DGG's appendices checked against "
+        "the BoundEdgeworth reference outputs, not line by line against the paper)"
     )
 
 
@@ -330,8 +331,8 @@ def _dgg_cf_best(s: SummedMoments) -> tuple[arb, str] | None:
     return best, (
         "DGG bound under the characteristic-function condition (Derumigny-Girard-Guyonvarch "
         f"2024, arXiv:2101.05780, Thm 3.1 / A.5, i.i.d., skewed case, eps = {best_eps}; "
-        "transcription DGG.md checked against the BoundEdgeworth reference outputs, not line "
-        f"by line against the paper); {kdesc}"
+        "transcription of DGG's appendices checked against the BoundEdgeworth reference outputs, "
+        f"not line by line against the paper); {kdesc}"
     )
 
 

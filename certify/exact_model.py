@@ -1,9 +1,9 @@
 r"""Exact reals and exact compositions: the inputs of the certified exact profiles.
 
-:mod:`certify.exact` encloses the *exact* privacy profile of compositions that have one (MATH.md
-sections 1-2): Gaussian steps compose exactly to mu-GDP with :math:`\mu^2 = \sum_i m_i \mu_i^2`
-(Dong, Roth, Su, *Gaussian Differential Privacy*, JRSS-B 2022, arXiv:1905.02383 = GDP, Cor. 3.3)
-and (eps0, delta)-DP steps are modelled by their worst case :math:`f_{\varepsilon_0,\delta} =
+:mod:`certify.exact` encloses the *exact* privacy profile of compositions that have one
+(docs/math.md sections 1-2): Gaussian steps compose exactly to mu-GDP with :math:`\mu^2 = \sum_i m_i
+\mu_i^2` (Dong, Roth, Su, *Gaussian Differential Privacy*, JRSS-B 2022, arXiv:1905.02383 = GDP, Cor.
+3.3) and (eps0, delta)-DP steps are modelled by their worst case :math:`f_{\varepsilon_0,\delta} =
 f_{\varepsilon_0,0}\otimes f_{0,\delta}` (GDP Eq. 11; Kairouz, Oh, Viswanath, ICML 2015 = KOV,
 Thm 3.3). This module holds the model: an :class:`ExactComposition` of Gaussian ``mu_i``, pure
 ``eps0_i`` and delta parts ``delta_i``, each with its count, with every parameter an exact real.

@@ -4,7 +4,7 @@ Every number here is an Arb ball (outward rounded, python-flint) or an exact rat
 are :class:`~certify.bound.Bound` enclosures of the *exact* answer, never of a float
 approximation of it.
 
-Families (MATH.md sections 1-2):
+Families (docs/math.md sections 1-2):
 
 * **Gaussian** (``exact-gdp``). Gaussian steps compose exactly,
   :math:`G_{\mu_1}\otimes G_{\mu_2} = G_{\sqrt{\mu_1^2+\mu_2^2}}`, so m_i copies of

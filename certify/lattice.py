@@ -17,7 +17,7 @@ test, section "Lower bound" at the end) is added by :func:`lattice_delta_interva
 
 (with :math:`t e^{-\infty} = 0`). For a pair (P, Q) with PLLR :math:`L = \log(dQ/dP)` and
 :math:`\nu = \mathcal L_Q(L)` this is the hockey-stick curve, :math:`H(e^\varepsilon) =
-\delta(\varepsilon) = E_Q[(1 - e^{\varepsilon - L})_+]` (MATH.md section 1), convex and
+\delta(\varepsilon) = E_Q[(1 - e^{\varepsilon - L})_+]` (docs/math.md section 1), convex and
 non-increasing in t, :math:`H(0) = 1`, and :math:`H(t) \ge 1 - t` (take the whole space as the
 event). For an m-fold composition with independent steps, :math:`\delta_m(\varepsilon) =
 \int g_\varepsilon \, d(\nu_1 * \cdots * \nu_m)` with :math:`g_\varepsilon(s) = (1 -

@@ -3,7 +3,7 @@ r"""Single-step privacy-loss laws in Arb for the lattice method (:mod:`certify.l
 :func:`lattice_step` returns a mechanism's :class:`~certify.steps.LatticeStep` in one pair order
 (the interface and its contract are in :mod:`certify.steps`): enclosures of the hockey-stick
 curve :math:`\delta_1(\varepsilon) = Q(L > \varepsilon) - e^\varepsilon P(L > \varepsilon)`
-(MATH.md section 1), of the tails :math:`Q(L \ge s)`, :math:`P(L \ge s)` and of the masses at
+(docs/math.md section 1), of the tails :math:`Q(L \ge s)`, :math:`P(L \ge s)` and of the masses at
 :math:`\pm\infty`. It dispatches through :mod:`certify.registry` (capability ``lattice_step``):
 a new mechanism registers one factory ``(mechanism, direction) -> LatticeStep``, e.g. with
 ``register_lattice_step(MechanismClass)(factory)`` next to its own code (derive registers its

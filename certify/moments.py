@@ -1,6 +1,6 @@
 r"""Certified moments of the privacy-loss log-likelihood ratio (PLLR), in Arb ball arithmetic.
 
-For a dominating pair (P, Q) with PLLR ``L = log q/p`` (MATH.md section 1; Wang, Gao, Zhang,
+For a dominating pair (P, Q) with PLLR ``L = log q/p`` (docs/math.md section 1; Wang, Gao, Zhang,
 Shen, Su, *Analytical Composition of Differential Privacy via the Edgeworth Accountant*,
 arXiv:2206.04236), X = L under P and Y = L under Q. :func:`pllr_moments` encloses, per mechanism
 and for both laws, the cumulants :math:`\kappa_1, \dots, \kappa_4` and the absolute central

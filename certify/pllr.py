@@ -1,6 +1,6 @@
 r"""Certified PLLR laws: the moment and continuous-part types, and the composed delta part.
 
-For a dominating pair (P, Q) with PLLR ``L = log q/p`` (MATH.md section 1; Wang, Gao, Zhang,
+For a dominating pair (P, Q) with PLLR ``L = log q/p`` (docs/math.md section 1; Wang, Gao, Zhang,
 Shen, Su, *Analytical Composition of Differential Privacy via the Edgeworth Accountant*,
 arXiv:2206.04236), X = L under P and Y = L under Q. A mechanism's certified moments
 (:class:`PLLRMoments`: cumulants :math:`\kappa_1..\kappa_4` and absolute central moments
@@ -145,7 +145,7 @@ def central_to_cumulants(mean: arb, m2: arb, m3: arb, m4: arb, a1: arb, a3: arb)
 def tighten(law: LawMoments, generated: tuple[arb, arb, arb, arb]) -> LawMoments:
     """Intersect kappa_1..4 with the derive-generated closed-form Arb kernels.
 
-    Both are rigorous enclosures of the same numbers (central moments here, the MATH.md closed
+    Both are rigorous enclosures of the same numbers (central moments here, the docs/math.md closed
     forms printed by derive's strict Arb printer there), so their intersection is too; an empty
     intersection would mean a bug and raises.
 

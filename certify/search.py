@@ -3,7 +3,7 @@ r"""The certified eps search shared by the EEAI and the lattice method.
 Every certified eps(delta) end in certify rests on one fact: the true delta(eps) is
 non-increasing, so a point eps_u at which a *certified* upper envelope of delta is <= delta
 bounds :math:`\varepsilon(\delta) \le \varepsilon_u`, and a point eps_l at which a certified
-lower envelope exceeds delta bounds :math:`\varepsilon(\delta) \ge \varepsilon_l` (MATH.md
+lower envelope exceeds delta bounds :math:`\varepsilon(\delta) \ge \varepsilon_l` (docs/math.md
 section 1). Where such points are looked for does not affect validity, only tightness, so the
 search runs on floats with a monotone predicate and only the returned point must be certified:
 

@@ -4,7 +4,7 @@ A *lattice step* encloses, for one mechanism in one pair order (P, Q) with PLLR
 :math:`L = \log(dQ/dP)` (values in :math:`[-\infty, +\infty]`):
 
 * the hockey-stick curve :math:`\delta_1(\varepsilon) = Q(L > \varepsilon) - e^\varepsilon
-  P(L > \varepsilon)` for every real eps (MATH.md section 1), used by the upper bound of
+  P(L > \varepsilon)` for every real eps (docs/math.md section 1), used by the upper bound of
   :mod:`certify.lattice`;
 * the tails :math:`T_Q(s) = Q(L \ge s)` and :math:`T_P(s) = P(L \ge s)` at grid points s, used by
   the lower bound (cell masses of the binned test);

@@ -1,4 +1,4 @@
-r"""The built-in mechanisms, defined in derive from their densities (MATH.md section 4).
+r"""The built-in mechanisms, defined in derive from their densities (docs/math.md section 4).
 
 Each is a dominating pair in standardized form, so one parameter describes it:
 
@@ -14,7 +14,7 @@ Each is a dominating pair in standardized form, so one parameter describes it:
   P = (e^{eps0}, 1)/(1 + e^{eps0}), Q = (1, e^{eps0})/(1 + e^{eps0}); X = +-eps0,
   kappa_1 = -eps0 tanh(eps0/2).
 
-The derived cumulants equal MATH.md's closed forms (tests: symbolically for Gaussian and
+The derived cumulants equal docs/math.md's closed forms (tests: symbolically for Gaussian and
 randomized response, to 1e-30 at 40 digits for Laplace). :data:`BUILTINS` maps the names used by
 ``numeric.mechanisms`` to the specs; :func:`builtin` returns one by name.
 """

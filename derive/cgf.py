@@ -1,6 +1,6 @@
 r"""Numeric CGF of a compiled mechanism's PLLR, and the essential range of the PLLR.
 
-For the pair (P, Q) with PLLR :math:`L = \log(q/p)` and Y = L under Q (MATH.md section 1), the
+For the pair (P, Q) with PLLR :math:`L = \log(q/p)` and Y = L under Q (docs/math.md section 1), the
 cumulant generating function is
 
 .. math::

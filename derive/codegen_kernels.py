@@ -1,7 +1,7 @@
 r"""The built-in mechanisms' cumulant kernels: closed forms rewritten for floats, by branches.
 
 derive's closed forms of kappa_1..kappa_4 of X for the built-in Gaussian, Laplace and
-randomized-response mechanisms (:mod:`derive.builtins`; MATH.md section 4) are rewritten as
+randomized-response mechanisms (:mod:`derive.builtins`; docs/math.md section 4) are rewritten as
 rational functions N(p, t)/D(p, t) of the parameter p and t = exp(-p) (:func:`exp_rational`) and
 split into branches (:data:`_KERNEL_BRANCHES`): Taylor series at 0 with exact rational
 coefficients where the closed form cancels, Taylor series at a zero of the cumulant (80-digit
@@ -125,7 +125,7 @@ class _Branch:
 
 
 # Branch tables (kappa_1..kappa_4 of X per built-in). Thresholds chosen by evaluating every form in
-# floats against mpmath (100 working digits, MATH.md closed forms) on a 6001-point log grid of
+# floats against mpmath (100 working digits, docs/math.md closed forms) on a 6001-point log grid of
 # [1e-8, 50] and using each where it is at rounding level. Measured there, per form: Laplace's
 # closed forms in t are off by O(1) (kappa_1, kappa_2) to 1e17 (kappa_3, kappa_4) relative for
 # mu < 1e-4 and reach rounding level (<= 7e-16) only from mu ~ 1 (kappa_2), 2 (kappa_3) and 3.3

@@ -164,7 +164,7 @@ Each ``<name>_cumulants_x(p)`` returns kappa_1..kappa_4 of X = L under P as floa
 built-in's parameter p > 0 (not validated here; the numeric mechanisms validate): mu for the
 Gaussian and Laplace mechanisms (sensitivity / noise scale), eps0 for randomized response. The
 pairs are symmetric, so kappa_k(Y) = (-1)^k kappa_k(X). derive derives the closed forms from the
-densities (MATH.md section 4); the generator writes each as a rational function N(p, t)/D(p, t)
+densities (docs/math.md section 4); the generator writes each as a rational function N(p, t)/D(p, t)
 of p and t = exp(-p) and evaluates it by branches, listed in each kernel's docstring:
 
 * a Taylor series at 0 (exact rational coefficients, Horner form) where the closed form cancels,
@@ -179,7 +179,7 @@ of p and t = exp(-p) and evaluates it by branches, listed in each kernel's docst
 Thresholds: chosen by measuring each form in floats against mpmath (100 working digits) on a
 6001-point log grid of [1e-8, 50]. Series lengths: the fewest terms whose dropped tail is below
 {TAIL_TOL:g} of |kappa| at the branch ends (80-digit arithmetic). Accuracy target: relative error
-<= 1e-14 for every p in [1e-8, 50] against the MATH.md closed forms evaluated to 50 digits
+<= 1e-14 for every p in [1e-8, 50] against the docs/math.md closed forms evaluated to 50 digits
 (tests/test_codegen_cumulants.py).
 """'''
     parts = [
@@ -256,7 +256,7 @@ response. The pairs are symmetric: kappa_k(Y) = (-1)^k kappa_k(X). The working p
 python-flint's ``ctx.prec``.
 
 Only closed forms are evaluated (no truncated series, so every ball is rigorous): derive's closed
-form (MATH.md section 4) as a rational function of p and t = exp(-p), and the same with each
+form (docs/math.md section 4) as a rational function of p and t = exp(-p), and the same with each
 t^j = 1 + expm1(-j p) and the constants cancelled symbolically; the two balls are intersected
 (the first is the narrow one for large p, the second for small p). Cancellation still widens the
 balls for small p (Laplace kappa_4 ~ -2 mu^4 loses about 3 log2(1/mu) bits): raise ``ctx.prec``

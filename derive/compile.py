@@ -12,8 +12,8 @@ methods (``numeric.epsilon(..., method="gdp")``) and spec files accept it like a
   point and cached. Provenance and identity checks are available from :meth:`~CompiledMechanism.
   derived`. Construction evaluates the cumulants to ``order`` eagerly, so bad parameters, failed
   identities (K_X(1) = 0, K_Y(-1) = 0, kappa_1(X) = -KL) and infinite PLLRs fail at once.
-* ``symmetric`` (Y =d -X, so one pair order suffices; MATH.md section 1) is detected per instance
-  from the cumulants: kappa_k(Y) = (-1)^k kappa_k(X) for k = 1..order to a relative 1e-9.
+* ``symmetric`` (Y =d -X, so one pair order suffices; docs/math.md section 1) is detected per
+  instance from the cumulants: kappa_k(Y) = (-1)^k kappa_k(X) for k = 1..order to a relative 1e-9.
   Agreement of finitely many cumulants is evidence, not proof; a false positive would make the
   accountants skip the (then nearly identical) swapped order.
 * ``lattice`` is True when the PLLR law has atoms (discrete pmfs; L constant on a segment, as for

@@ -13,7 +13,7 @@ k on that piece are not attempted.
 Cumulants are formed symbolically from the moments by
 :math:`\kappa_n = m_n - \sum_{k=1}^{n-1}\binom{n-1}{k-1}\kappa_k m_{n-k}` (Stuart & Ord,
 *Kendall's Advanced Theory of Statistics* vol. 1, Eq. 3.38). The identities K_X(1) = 0 and
-K_Y(-1) = 0 (MATH.md section 1) are proven symbolically when p e^L - q simplifies to 0 on every
+K_Y(-1) = 0 (docs/math.md section 1) are proven symbolically when p e^L - q simplifies to 0 on every
 segment and the masses simplify to 1.
 
 Engines are cached per (spec, strategy, timeout) (:func:`engine`); the caches are not

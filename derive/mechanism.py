@@ -1,6 +1,6 @@
 r"""Mechanisms defined by their densities: the PLLR, its moments and cumulants, and identity checks.
 
-A mechanism is a dominating pair (P, Q) with densities p, q on one space (MATH.md section 1;
+A mechanism is a dominating pair (P, Q) with densities p, q on one space (docs/math.md section 1;
 Dong, Roth, Su, *Gaussian Differential Privacy*, JRSS-B 2022, arXiv:1905.02383). Its
 privacy-loss log-likelihood ratio (PLLR) is
 
@@ -32,7 +32,7 @@ in one variable, or finite pmfs) into the cumulants kappa_1..kappa_r of X and Y:
    at working precision dps + guard digits, re-evaluating closed forms at higher precision until
    two precisions agree (closed forms such as the Laplace ones cancel catastrophically for small
    parameters).
-4. **Identities** (MATH.md section 1): :math:`K_X(1) = \log E_P[q/p] = 0`,
+4. **Identities** (docs/math.md section 1): :math:`K_X(1) = \log E_P[q/p] = 0`,
    :math:`K_Y(-1) = \log E_Q[p/q] = 0`, :math:`\kappa_1(X) = -\mathrm{KL}(P\|Q)` and
    :math:`\kappa_1(Y) = \mathrm{KL}(Q\|P)`. The first two are proven symbolically when
    ``p e^L - q`` simplifies to 0 on every segment and int q = 1 simplifies to 1; otherwise they
@@ -310,7 +310,7 @@ def _check_order(order: object) -> int:
 class DensityMechanism(MechanismSpec):
     r"""A continuous mechanism (P, Q) given by densities p(x), q(x) as sympy expressions.
 
-    Example (Laplace, MATH.md section 4)::
+    Example (Laplace, docs/math.md section 4)::
 
         x, mu = sympy.symbols("x mu", real=True)
         spec = DensityMechanism(
@@ -412,7 +412,7 @@ class DensityMechanism(MechanismSpec):
 class DiscreteMechanism(MechanismSpec):
     r"""A discrete mechanism (P, Q) given by finite pmfs.
 
-    Example (randomized response, MATH.md section 4)::
+    Example (randomized response, docs/math.md section 4)::
 
         e = sympy.Symbol("eps0", positive=True)
         spec = DiscreteMechanism("rr", p=(sympy.exp(e), 1), q=(1, sympy.exp(e)), ...)

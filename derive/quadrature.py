@@ -13,7 +13,7 @@ a parameter point (:class:`~derive.results.CumulantResult`):
   *Kendall's Advanced Theory of Statistics* vol. 1, Eq. 3.38), the mean being kappa_1; closed
   forms are re-evaluated at rising precision until two precisions agree (closed forms such as the
   Laplace ones cancel catastrophically for small parameters);
-* the identities of MATH.md section 1 not proven symbolically are checked by quadrature at
+* the identities of docs/math.md section 1 not proven symbolically are checked by quadrature at
   dps/2 + guard digits, the KL ones against an *independent* quadrature of p log(p/q) over the
   original (unsplit) densities.
 """

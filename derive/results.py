@@ -2,7 +2,7 @@ r"""What derive returns: segments, derivations, numeric cumulants, identity chec
 
 :class:`Derivation` holds the symbolic outcome of deriving a mechanism's PLLR moments and
 cumulants (closed forms or None where quadrature is needed); :class:`CumulantResult` the numeric
-cumulants at a parameter point with per-cumulant provenance and the identity checks of MATH.md
+cumulants at a parameter point with per-cumulant provenance and the identity checks of docs/math.md
 section 1 (K_X(1) = 0, K_Y(-1) = 0, kappa_1(X) = -KL(P||Q), kappa_1(Y) = KL(Q||P)).
 """
 

@@ -5,7 +5,7 @@ The support is split at the declared breakpoints and at the points where an ``Ab
 ``sympy.solve``). On each segment these are resolved to smooth branches, so sympy never integrates
 ``Abs``. A segment where exactly one density vanishes would give L = +-infinity there; such pairs
 are **refused** with a ``ValueError`` (atoms at +-infinity are not implemented). Segments where
-both vanish are dropped. On each segment the PLLR L = log(q/p) (MATH.md section 1; Wang, Gao,
+both vanish are dropped. On each segment the PLLR L = log(q/p) (docs/math.md section 1; Wang, Gao,
 Zhang, Shen, Su, arXiv:2206.04236) is the cheapest candidate form that reproduces q = p e^L at
 probe points to 25 digits.
 

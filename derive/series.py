@@ -1,6 +1,6 @@
 r"""Edgeworth series of arbitrary order, derived symbolically (Petrov's form, He_k polynomials).
 
-Setting (MATH.md section 3). Let S be a sum of independent PLLR terms with summed cumulants
+Setting (docs/math.md section 3). Let S be a sum of independent PLLR terms with summed cumulants
 K_1, K_2, ..., standardized as Z = (S - K_1)/\sqrt{K_2}, with standardized cumulants
 \lambda_j = K_j / K_2^{j/2} (j >= 3). The characteristic function of Z is
 
@@ -35,8 +35,9 @@ with :math:`c_k` the coefficient of :math:`x^k` in :math:`\sum_{\nu \le r} P_\nu
 polynomial in :math:`\lambda_3, \dots, \lambda_{r+2}` (the CDF uses
 :math:`\int_{-\infty}^z \varphi He_k = -\varphi(z) He_{k-1}(z)`). Order 1 gives
 :math:`c_3 = \lambda_3/6`; order 2 adds :math:`c_4 = \lambda_4/24` and :math:`c_6 = \lambda_3^2/72`
-(MATH.md section 3). Since every term of :math:`P_\nu` has x-degree at least :math:`\nu + 2`, the
-truncated density reproduces the cumulants :math:`(0, 1, \lambda_3, \dots, \lambda_{r+2})` exactly.
+(docs/math.md section 3). Since every term of :math:`P_\nu` has x-degree at least :math:`\nu + 2`,
+the truncated density reproduces the cumulants :math:`(0, 1, \lambda_3, \dots, \lambda_{r+2})`
+exactly.
 
 The :math:`P_\nu` are computed with the exponential recurrence for power series
 (:math:`B = e^A`, :math:`n b_n = \sum_{k=1}^n k a_k b_{n-k}`), which equals Petrov's partition
@@ -221,7 +222,7 @@ def edgeworth_density_expr(order: int, z: sp.Symbol = Z) -> sp.Expr:
 def edgeworth_cdf_expr(order: int, z: sp.Symbol = Z) -> sp.Expr:
     r"""The Edgeworth CDF :math:`G_r(z) = \Phi(z) - \varphi(z)\sum_k c_k He_{k-1}(z)` in ``z``.
 
-    :math:`\Phi(z) = (1 + \operatorname{erf}(z/\sqrt2))/2`. Order 2 is MATH.md's
+    :math:`\Phi(z) = (1 + \operatorname{erf}(z/\sqrt2))/2`. Order 2 is docs/math.md's
     :math:`\Phi - \varphi[\lambda_3 He_2/6 + \lambda_4 He_3/24 + \lambda_3^2 He_5/72]`.
 
     Args:
@@ -236,7 +237,7 @@ def edgeworth_cdf_expr(order: int, z: sp.Symbol = Z) -> sp.Expr:
 def q_only_delta_expr(
     order: int, z0: sp.Symbol = _Z0, sigma: sp.Symbol = _SIGMA
 ) -> sp.Expr:
-    r"""Closed-form Q-only Edgeworth delta at the standardized threshold ``z0`` (MATH.md sec. 3).
+    r"""Closed-form Q-only Edgeworth delta at the threshold ``z0`` (docs/math.md section 3).
 
     With :math:`\varepsilon = K_1 + \sigma z_0`, :math:`\sigma = \sqrt{K_2}` and
     :math:`a = z_0 + \sigma`,

@@ -1,7 +1,7 @@
 r"""The approximate Edgeworth accountant (AEA) -- an *estimate*, never a bound.
 
-Definition (this project's AEA, MATH.md section 3): with G_Y the order-r Edgeworth expansion of the
-CDF of S_Y (summed cumulants of the PLLR under Q),
+Definition (this project's AEA, docs/math.md section 3): with G_Y the order-r Edgeworth expansion
+of the CDF of S_Y (summed cumulants of the PLLR under Q),
 
 .. math::
 
@@ -182,7 +182,7 @@ def aea_delta(
             accepts.
         eps: eps value(s), finite and >= 0.
         order: Edgeworth order (0 = normal approximation, 1, 2, or any registered order).
-        variant: ``"q-only"`` (default, MATH.md section 3) or ``"aea-ea"`` (EA paper plug-in).
+        variant: ``"q-only"`` (default, docs/math.md section 3) or ``"aea-ea"`` (EA paper plug-in).
 
     Returns:
         A :class:`DeltaResult` with the max over pair orders, the winning direction per eps, and

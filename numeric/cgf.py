@@ -1,7 +1,7 @@
 r"""Cumulant generating functions of the composed PLLR: K(t) and its derivatives.
 
 One step's privacy-loss log-ratio (PLLR) Y under Q has the cumulant generating function
-:math:`K_Y(t) = \log E_Q e^{tY}`, and the composed PLLR S (MATH.md section 1) has
+:math:`K_Y(t) = \log E_Q e^{tY}`, and the composed PLLR S (docs/math.md section 1) has
 :math:`K(t) = \sum_i m_i K_i(t)`; the tilted law :math:`dQ_t = e^{tS - K(t)} dQ` has cumulants
 :math:`K^{(j)}(t)` (exponential tilting; Daniels, *Saddlepoint approximations in statistics*,
 Ann. Math. Statist. 25, 1954; the saddle-point accountant of Alghamdi, Gomez, Asoodeh, Calmon,

@@ -1,8 +1,8 @@
 r"""Composition of mechanisms: PLLR cumulants add over independent steps.
 
 For a composition of m_i copies of mechanism i, S = sum of independent PLLRs, so
-K_j(S) = sum_i m_i kappa_j(L_i) (cumulants of independent sums add; MATH.md section 1). The cost
-is independent of the counts, which may be as large as 10^15. The delta parts of ApproxDP terms
+K_j(S) = sum_i m_i kappa_j(L_i) (cumulants of independent sums add; docs/math.md section 1). The
+cost is independent of the counts, which may be as large as 10^15. The delta parts of ApproxDP terms
 compose exactly, 1 - prod_i (1 - delta_i)^{m_i} (GDP Eq. 12), evaluated as -expm1(sum m_i
 log1p(-delta_i)).
 """

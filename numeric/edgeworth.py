@@ -4,14 +4,14 @@ Standardize S with z = (s - K1)/sigma, sigma^2 = K2, lambda_j = K_j / K2^{j/2} (
 The Edgeworth density of order r is g(z) = phi(z) [1 + sum_k c_k He_k(z)] with probabilists'
 Hermite polynomials He_k, and the CDF is G(z) = Phi(z) - phi(z) sum_k c_k He_{k-1}(z)
 (Hall, *The Bootstrap and Edgeworth Expansion*, 1992, Section 2.2; Petrov 1975, Ch. VI;
-Wang et al., arXiv:2206.04236, Eq. (3.3)-(3.4)). Orders 1 and 2 (MATH.md section 3):
+Wang et al., arXiv:2206.04236, Eq. (3.3)-(3.4)). Orders 1 and 2 (docs/math.md section 3):
 
 * order 1: c_3 = lambda_3/6;
 * order 2: c_3 = lambda_3/6, c_4 = lambda_4/24, c_6 = lambda_3^2/72.
 
 Higher orders plug in through :func:`register_series_order` (derive generates them).
 
-**Q-only delta** (this project's AEA, MATH.md section 3): with eps = K1 + sigma z0 and
+**Q-only delta** (this project's AEA, docs/math.md section 3): with eps = K1 + sigma z0 and
 a = z0 + sigma,
 
 .. math::

@@ -6,7 +6,7 @@ The central quantity is the *normal hockey-stick divergence*
 
     H(z_0, \sigma) = \bar\Phi(z_0) - e^{\sigma z_0 + \sigma^2/2}\, \bar\Phi(z_0 + \sigma),
 
-which is the Q-only delta (MATH.md section 1) of a PLLR ``S ~ N(K1, sigma^2)`` at
+which is the Q-only delta (docs/math.md section 1) of a PLLR ``S ~ N(K1, sigma^2)`` at
 ``eps = K1 + sigma z0`` (Dong, Roth, Su, *Gaussian Differential Privacy*, JRSS-B 2022, Cor. 2.13,
 written in the standardized variable). The two terms cancel for large ``z0``; we factor out
 ``exp(-z0^2/2)`` and use the scaled complementary error function ``erfcx`` so that both terms are

@@ -1,7 +1,7 @@
-"""The approximate Edgeworth accountant: closed form vs independent quadrature, MATH.md table.
+"""The approximate Edgeworth accountant: closed form vs independent quadrature, docs/math.md table.
 
 Oracles: mpmath quadrature of the Edgeworth density (independent of the closed form), the exact
-GDP profile for Gaussian compositions, and MATH.md section 3's table of eps at delta = 1e-5
+GDP profile for Gaussian compositions, and docs/math.md section 3's table of eps at delta = 1e-5
 (computed by the maintainers with an independent prototype; PLD = dp_accounting's PLD accountant).
 """
 
@@ -30,7 +30,8 @@ from numeric.edgeworth import edgeworth_cdf, q_only_delta, series_coefficients
 
 SGD = PoissonSubsampledGaussian
 
-# MATH.md section 3: eps at delta = 1e-5, order 2 -- (composition, two-sided EA, Q-only, reference)
+# docs/math.md section 3: eps at delta = 1e-5, order 2 -- (composition, two-sided EA, Q-only,
+# reference)
 TABLE = [
     ((Laplace(1 / 0.3), 100), "13.72", "15.18", 15.22),
     ((SGD(1.0, 0.01), 1000), "1.932", "1.783", 1.828),
@@ -57,7 +58,7 @@ def test_math_md_table(term, two_sided, q_only, reference):
 
 
 def test_q_only_close_to_pld_for_many_steps():
-    # MATH.md: PLD gives 25.573 at m = 1e5; the Q-only AEA must be within 1e-4 relative there.
+    # docs/math.md: PLD gives 25.573 at m = 1e5; the Q-only AEA must be within 1e-4 relative there.
     got = aea_epsilon([(SGD(1.0, 0.01), 100_000)], 1e-5).epsilon
     assert got == pytest.approx(25.573, rel=1e-4)
 

@@ -1,6 +1,6 @@
 """ApproxDP composition (GDP Section 3.3), exact methods, the seed example and the accountant.
 
-Reference values: MATH.md section 2 (GDP Section 3.3 example, computed independently by the
+Reference values: docs/math.md section 2 (GDP Section 3.3 example, computed independently by the
 maintainers) and shared/reference/fdp_reference.csv (``fig5``; mpmath dps80/120, Arb-certified).
 """
 
@@ -31,7 +31,7 @@ def test_section_3_3_delta_part():
 
 
 def test_section_3_3_exact_and_clt():
-    # MATH.md: exact eps 3.14528 (KOV with Eq. 13), Theorem 3.6 CLT eps 3.17181 at delta = 1e-3
+    # docs/math.md: exact eps 3.14528 (KOV with Eq. 13), Theorem 3.6 CLT eps 3.17181 at delta = 1e-3
     assert epsilon(HUNDRED, 1e-3, method="exact").epsilon == pytest.approx(3.14528, abs=5e-6)
     clt = epsilon(HUNDRED, 1e-3, method="clt")
     assert clt.epsilon == pytest.approx(3.17181, abs=5e-6)
@@ -82,7 +82,7 @@ def test_accountant_surface_and_labels():
     eps = acc.get_epsilon(1e-5)
     assert isinstance(eps, Estimate) and eps.is_estimate
     assert "estimate" in repr(eps)
-    assert float(eps) == pytest.approx(1.7826, abs=1e-3)  # MATH.md table, m = 1e3: 1.783
+    assert float(eps) == pytest.approx(1.7826, abs=1e-3)  # docs/math.md table, m = 1e3: 1.783
     d = acc.get_delta(float(eps))
     assert float(d) == pytest.approx(1e-5, rel=1e-8)
     assert "estimate" in (EdgeworthAccountant.__doc__ or "").lower()

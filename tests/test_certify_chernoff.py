@@ -3,7 +3,7 @@
 Oracles: the exact certified profiles of :mod:`certify.exact` (Gaussian GDP, randomized response
 binomial), ``numeric.delta_mu`` / ``numeric.pure_dp_delta``, closed-form moments of the
 subsampled Gaussian (E_P[w^2] = 1 + p^2 (e^{mu^2} - 1)), mpmath quadrature, and the PLD values
-of DP-SGD recorded in MATH.md / the issue (dp_accounting, rate 0.01, sigma 1, delta 1e-5).
+of DP-SGD recorded in docs/math.md / the issue (dp_accounting, rate 0.01, sigma 1, delta 1e-5).
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 Oracles (all independent of the code under test):
 
 * closed forms evaluated in mpmath at 50 digits (Gaussian, randomized response, the Laplace
-  cumulant formulas of MATH.md section 4) and mpmath quadrature (absolute moments);
-* MATH.md section 4 check values (Laplace mu = 0.5; subsampled Gaussian s = 0.8, p = 0.01);
+  cumulant formulas of docs/math.md section 4) and mpmath quadrature (absolute moments);
+* docs/math.md section 4 check values (Laplace mu = 0.5; subsampled Gaussian s = 0.8, p = 0.01);
 * the DGG reference values of ``shared/reference/dgg_bound_reference.csv`` (the authors' R
   package BoundEdgeworth), copied below;
 * exact privacy profiles: GDP (Gaussian compositions, mpmath), the binomial (KOV) sum for
@@ -89,7 +89,7 @@ def test_gaussian_moments_exact():
 
 def test_laplace_moments_math_md_and_closed_forms():
     m = pllr_moments(Laplace(2.0))  # mu = 0.5
-    check = ("-0.1065306597", "0.2059979200", "0.0412264900", "-0.0712012547")  # MATH.md s4
+    check = ("-0.1065306597", "0.2059979200", "0.0412264900", "-0.0712012547")  # docs/math.md s4
     got = (m.x.kappa1, m.x.kappa2, m.x.kappa3, m.x.kappa4)
     for ball, ref in zip(got, check, strict=True):
         assert _rounds_to(float(ball.mid()), ref), (ball, ref)
@@ -140,7 +140,7 @@ def test_two_point_moments_exact():
 
 def test_subsampled_gaussian_moments():
     m = pllr_moments(SGD(0.8, 0.01))
-    # MATH.md section 4 check values (X then Y)
+    # docs/math.md section 4 check values (X then Y)
     check_x = ("-1.6716530e-4", "3.1710468e-4", "4.7076684e-5", "1.6198168e-5")
     check_y = ("1.7665254e-4", "3.7427977e-4", "6.9811751e-5", "3.1728216e-5")
     for law, check in ((m.x, check_x), (m.y, check_y)):
@@ -422,7 +422,7 @@ def test_dp_sgd_small_delta_is_vacuous():
     b = epsilon_interval(comp, 1e-5)
     assert b.vacuous and not b.upper.is_finite
     assert any("vacuous" in w and "1e-05" in w for w in b.warnings)
-    assert b.lower_mpf <= 6.188  # MATH.md: PLD reference eps = 6.188 (the lower end is sound)
+    assert b.lower_mpf <= 6.188  # docs/math.md: PLD reference eps = 6.188 (the lower end is sound)
     assert b.direction in ("P||Q", "Q||P")
     d = b.to_dict()
     assert d["upper"] is None and d["upper_infinite"] and d["vacuous"]

@@ -2,7 +2,7 @@
 
 Reference values are copied from ``shared/reference/fdp_reference.csv`` (cases ``gdp``,
 ``hom_pure``, ``exact_rational``, ``fig5``, ``fig5_curve``; mpmath dps80/120, the seed value also
-Arb-certified) and MATH.md section 2 (GDP Section 3.3 example). They are rounded to 45
+Arb-certified) and docs/math.md section 2 (GDP Section 3.3 example). They are rounded to 45
 significant digits, so a bound of relative width ~1e-30 (the default) must ``contain`` them
 exactly; the 40-digit seed check instead compares against the reference's rounding interval.
 
@@ -327,7 +327,7 @@ def test_fig5_cross_deltas():
 
 
 def test_section_3_3_approx_dp():
-    # MATH.md section 2 (GDP Section 3.3): 100 x (0.1, 1e-6)-DP, exact eps 3.14528 at 1e-3
+    # docs/math.md section 2 (GDP Section 3.3): 100 x (0.1, 1e-6)-DP, exact eps 3.14528 at 1e-3
     comp = [(ApproxDP(0.1, 1e-6), 100)]
     b = exact_epsilon_bound(comp, 1e-3)
     assert abs(float(b.lower_mpf) - 3.14528) < 5e-6 and _tight(b, 1e-29)

@@ -2,8 +2,8 @@
 
 Oracles: the exact GDP profile (certify.exact, numeric.delta_mu) for Gaussian compositions,
 mpmath quadrature of the single-step hockey-stick integral for the subsampled Gaussian, and the
-PLD values of DP-SGD recorded in MATH.md (dp_accounting, rate 0.01, sigma 1, delta 1e-5; rounded
-to three decimals, so "above" is checked up to that rounding).
+PLD values of DP-SGD recorded in docs/math.md (dp_accounting, rate 0.01, sigma 1, delta 1e-5;
+rounded to three decimals, so "above" is checked up to that rounding).
 """
 
 from __future__ import annotations

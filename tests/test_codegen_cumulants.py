@@ -1,6 +1,6 @@
 """Generated cumulant kernels of the built-ins (derive.codegen -> numeric and certify).
 
-Oracles: the MATH.md section 4 closed forms typed here independently of derive and evaluated
+Oracles: the docs/math.md section 4 closed forms typed here independently of derive and evaluated
 with mpmath at 100 working digits (at mu = 1e-8 Laplace kappa_4 ~ -2e-32 cancels terms of size
 90, losing 34 digits, so 100 working digits leave more than 50 correct ones); the zeros of
 Laplace and randomized-response kappa_4 found here by mpmath; mpmath quadrature of the Laplace
@@ -45,7 +45,7 @@ TOL = 1e-14
 
 
 def _mp_laplace(mu) -> list:
-    """MATH.md section 4, Laplace kappa_1..kappa_4 of X (current mpmath precision)."""
+    """docs/math.md section 4, Laplace kappa_1..kappa_4 of X (current mpmath precision)."""
     mu = mp.mpf(mu)
     e = mp.exp
     return [
@@ -60,7 +60,7 @@ def _mp_laplace(mu) -> list:
 
 
 def _mp_rr(eps0) -> list:
-    """MATH.md section 4, randomized response kappa_1..kappa_4 of X, a = 1/(1 + e^eps0)."""
+    """docs/math.md section 4, randomized response kappa_1..kappa_4 of X, a = 1/(1 + e^eps0)."""
     e = mp.mpf(eps0)
     a = 1 / (1 + mp.exp(e))
     return [-e * mp.tanh(e / 2), 4 * e**2 * a * (1 - a), 8 * e**3 * a * (1 - a) * (1 - 2 * a),

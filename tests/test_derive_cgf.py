@@ -80,7 +80,8 @@ def test_identities_at_minus_one_and_zero(name):
     mech = _compile(spec)
     k, d = mech.cgf_batch(np.array([-1.0, 0.0]), 2)
     assert np.all(np.abs(k) <= 1e-14), k
-    # K'(-1) = kappa_1(X) = -KL(P||Q), K'(0) = kappa_1(Y) = KL(Q||P); K'' likewise (MATH.md s. 1)
+    # K'(-1) = kappa_1(X) = -KL(P||Q), K'(0) = kappa_1(Y) = KL(Q||P); K'' likewise
+    # (docs/math.md section 1)
     x, y = mech.derived(2).floats()
     assert d[0] == pytest.approx(x[:2], rel=1e-9)
     assert d[1] == pytest.approx(y[:2], rel=1e-9)

@@ -19,7 +19,7 @@ def test_builtin_laplace_closed_forms(capsys):
     rc, out, err = run(capsys, "derive", "laplace", "--order", "2")
     assert rc == 0, err
     assert "PLLR" in out and "kappa_2" in out and "closed form" in out
-    # kappa_1(X) = 1 - mu - e^-mu at mu = 1 (MATH.md section 4): -e^-1 = -0.367879441171442
+    # kappa_1(X) = 1 - mu - e^-mu at mu = 1 (docs/math.md section 4): -e^-1 = -0.367879441171442
     assert "-0.367879441171442" in out
 
 

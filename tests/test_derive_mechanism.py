@@ -2,7 +2,7 @@ r"""derive.mechanism / builtins / compile: mechanisms from densities to numeric 
 
 Oracles, all independent of derive's own integration code:
 
-* MATH.md section 4 closed forms, typed here (Gaussian, Laplace, randomized response), compared
+* docs/math.md section 4 closed forms, typed here (Gaussian, Laplace, randomized response), compared
   symbolically or to 1e-30 at 40 digits;
 * scipy.integrate.quad of the PLLR central moments, written directly in this file, for the
   example mechanisms (logistic, generalized Gaussian) to 1e-10 relative;
@@ -69,7 +69,7 @@ def gen_gauss():
 
 
 # --------------------------------------------------------------------------------------------
-# Built-ins against MATH.md section 4
+# Built-ins against docs/math.md section 4
 # --------------------------------------------------------------------------------------------
 
 
@@ -113,7 +113,7 @@ def test_laplace_cumulants_to_1e30(mu):
 
 def test_laplace_check_values_and_symbolic_form():
     res = LAPLACE.cumulants(4, mu=0.5)
-    want = (-0.1065306597, 0.2059979200, 0.0412264900, -0.0712012547)  # MATH.md check values
+    want = (-0.1065306597, 0.2059979200, 0.0412264900, -0.0712012547)  # docs/math.md check values
     np.testing.assert_allclose(res.floats()[0], want, atol=1e-10)
     d = LAPLACE.derive(4)
     mu = sp.Symbol("mu", positive=True)

@@ -1,9 +1,9 @@
 """derive.series: Edgeworth series of any order, its generated numeric code, and the AEA at order r.
 
 Oracles: exact Gaussian moment algebra (E[Z^p] = (p-1)!! for even p) applied to the derived density
-polynomial, sympy's own integration, Petrov's explicit partition sum, MATH.md section 3 (order-2
-formula and the PLD reference eps 25.573 / 1.828 at delta = 1e-5), the exact GDP profile for
-Gaussian compositions, and mpmath quadrature of the derived density for the Q-only delta.
+polynomial, sympy's own integration, Petrov's explicit partition sum, docs/math.md section 3
+(order-2 formula and the PLD reference eps 25.573 / 1.828 at delta = 1e-5), the exact GDP profile
+for Gaussian compositions, and mpmath quadrature of the derived density for the Q-only delta.
 """
 
 from __future__ import annotations
@@ -243,14 +243,15 @@ ORDERS_AEA = range(2, 7)
 
 @pytest.fixture(scope="module")
 def sgd_eps():
-    """eps at delta = 1e-5 for s = 1, p = 0.01, by order; MATH.md PLD: 25.573 (1e5), 1.828 (1e3)."""
+    """eps at delta = 1e-5 for s = 1, p = 0.01, by order; docs/math.md PLD: 25.573 (1e5),
+    1.828 (1e3)."""
     return {m: {r: aea_epsilon([(SGD(1.0, 0.01), m)], 1e-5, order=r).epsilon
                 for r in ORDERS_AEA} for m in (1_000, 100_000)}
 
 
 def test_aea_higher_orders_converge_to_pld_m1e5(sgd_eps):
     eps = sgd_eps[100_000]
-    assert abs(eps[2] - 25.572) <= 5e-4, eps  # MATH.md table, order 2
+    assert abs(eps[2] - 25.572) <= 5e-4, eps  # docs/math.md table, order 2
     for r in range(3, 7):
         assert abs(eps[r] - 25.573) <= 5e-4, eps  # agrees with PLD to its 3 printed decimals
     steps = [abs(eps[r + 1] - eps[r]) for r in range(2, 6)]

@@ -44,7 +44,7 @@ def test_cli_tiny_timeout_falls_back_to_quadrature():
     proc = _run("-m", "numeric.cli", "derive", "laplace", "--order", "2", "--timeout", "1e-9")
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "mpmath quadrature" in proc.stdout
-    # kappa_1(X) = 1 - mu - e^-mu at mu = 1 (MATH.md section 4), now by quadrature
+    # kappa_1(X) = 1 - mu - e^-mu at mu = 1 (docs/math.md section 4), now by quadrature
     assert "-0.367879441171442" in proc.stdout
 
 

@@ -26,7 +26,7 @@ def test_every_example_is_tested():
 
 def test_dp_sgd(capsys):
     out = _load("dp_sgd").main(steps=1000)
-    assert out["aea order 2"] == pytest.approx(1.783, abs=5e-4)  # MATH.md section 3 table
+    assert out["aea order 2"] == pytest.approx(1.783, abs=5e-4)  # docs/math.md section 3 table
     assert "estimate" in capsys.readouterr().out
 
 

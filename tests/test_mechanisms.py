@@ -1,9 +1,9 @@
 """Contract tests for every built-in mechanism, and cumulants against independent oracles.
 
-Oracles: MATH.md section 4 closed forms evaluated with mpmath at 50 digits (Laplace, randomized
-response), MATH.md check values (subsampled Gaussian, s = 0.8, p = 0.01, computed independently by
-the maintainers), mpmath quadrature at 30 digits, and the exact integer moments of the likelihood
-ratio E_P[e^{kL}] = sum_j C(k,j) (1-p)^{k-j} p^j e^{j(j-1) mu^2/2}.
+Oracles: docs/math.md section 4 closed forms evaluated with mpmath at 50 digits (Laplace, randomized
+response), docs/math.md check values (subsampled Gaussian, s = 0.8, p = 0.01, computed
+independently by the maintainers), mpmath quadrature at 30 digits, and the exact integer moments of
+the likelihood ratio E_P[e^{kL}] = sum_j C(k,j) (1-p)^{k-j} p^j e^{j(j-1) mu^2/2}.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def _mp_laplace(mu):
 
 
 def test_laplace_check_values():
-    # MATH.md section 4: kappa(X) at mu = 0.5
+    # docs/math.md section 4: kappa(X) at mu = 0.5
     c = Laplace(2.0).pllr_cumulants(4)
     np.testing.assert_allclose(c.x, [-0.1065306597, 0.2059979200, 0.0412264900, -0.0712012547],
                                rtol=1e-8)
@@ -100,7 +100,7 @@ def test_randomized_response_closed_forms(eps0):
 
 
 def test_subsampled_gaussian_check_values():
-    # MATH.md section 4 check values (s = 0.8, p = 0.01)
+    # docs/math.md section 4 check values (s = 0.8, p = 0.01)
     c = PoissonSubsampledGaussian(0.8, 0.01).pllr_cumulants(4)
     np.testing.assert_allclose(c.x, [-1.6716530e-4, 3.1710468e-4, 4.7076684e-5, 1.6198168e-5],
                                rtol=1e-6)

@@ -65,7 +65,7 @@ FIG5_DELTA_EXACT = 9.77787585271081579597738656869678044499797047e-5  # delta_ex
 FIG5_EPS_EXACT = 2.88967273935981121240934495430976391917933761  # eps_exact_composition
 FIG5_DELTA_GDP = 0.00213824702283743088697498596904011207810422880  # delta_gdp at eps_exact
 
-# MATH.md section 2 / GDP Sec. 3.3: 1 - (1 - 1e-6)^100.
+# docs/math.md section 2 / GDP Sec. 3.3: 1 - (1 - 1e-6)^100.
 SEC33_DELTA_PART = 9.9995050e-5
 
 mus = st.floats(min_value=0.05, max_value=8.0)
@@ -189,7 +189,7 @@ def test_eq12_section33_example() -> None:
     d = compose_delta_parts([1e-6] * 100)
     exact = float(1 - (1 - Fraction(1, 10**6)) ** 100)  # exact rational, rounded once
     assert d == pytest.approx(exact, rel=1e-14)
-    assert d == pytest.approx(SEC33_DELTA_PART, abs=5e-13)  # MATH.md's 8 digits
+    assert d == pytest.approx(SEC33_DELTA_PART, abs=5e-13)  # docs/math.md's 8 digits
     assert compose_delta_parts(np.full(10**6, 1e-18)) == pytest.approx(1e-12, rel=1e-9)
     assert compose_delta_parts(0.0) == 0.0
     assert compose_delta_parts([0.25]) == 0.25
@@ -264,8 +264,8 @@ def test_delta_from_tradeoff_vectorized_matches_delta_mu(mu: float) -> None:
 )
 def test_gaussian_composition_through_profile(mu1: float, mu2: float, eps: float) -> None:
     # G_mu1 (x) G_mu2 = G_sqrt(mu1^2 + mu2^2) (GDP Cor. 3.3). Independent side: the composed
-    # profile E_Q[(1 - e^(eps - Y1 - Y2))_+] with Y_i ~ N(mu_i^2/2, mu_i^2) (MATH.md section 1),
-    # integrating Y1 by quadrature and Y2 in closed form.
+    # profile E_Q[(1 - e^(eps - Y1 - Y2))_+] with Y_i ~ N(mu_i^2/2, mu_i^2) (docs/math.md section
+    # 1), integrating Y1 by quadrature and Y2 in closed form.
     def inner(c: float) -> float:  # E[(1 - e^(c - Y2))_+]
         return special.ndtr(-c / mu2 + mu2 / 2) - math.exp(c) * special.ndtr(-c / mu2 - mu2 / 2)
 

@@ -10,7 +10,7 @@ response. The pairs are symmetric: kappa_k(Y) = (-1)^k kappa_k(X). The working p
 python-flint's ``ctx.prec``.
 
 Only closed forms are evaluated (no truncated series, so every ball is rigorous): derive's closed
-form (MATH.md section 4) as a rational function of p and t = exp(-p), and the same with each
+form (docs/math.md section 4) as a rational function of p and t = exp(-p), and the same with each
 t^j = 1 + expm1(-j p) and the constants cancelled symbolically; the two balls are intersected
 (the first is the narrow one for large p, the second for small p). Cancellation still widens the
 balls for small p (Laplace kappa_4 ~ -2 mu^4 loses about 3 log2(1/mu) bits): raise ``ctx.prec``

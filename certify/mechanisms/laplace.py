@@ -2,8 +2,8 @@ r"""Certified knowledge of the Laplace mechanism, :math:`\mu = \Delta/b`.
 
 The dominating pair is P = Lap(0, 1), Q = Lap(mu, 1) with PLLR :math:`L = |x| - |x - \mu|`
 (Wang, Gao, Zhang, Shen, Su, *Analytical Composition of Differential Privacy via the Edgeworth
-Accountant*, arXiv:2206.04236, Section 5; MATH.md section 4): under P, L has an atom -mu of mass
-1/2, an atom +mu of mass e^{-mu}/2 and L = 2x - mu with density e^{-x}/2 on (0, mu); the pair
+Accountant*, arXiv:2206.04236, Section 5; docs/math.md section 4): under P, L has an atom -mu of
+mass 1/2, an atom +mu of mass e^{-mu}/2 and L = 2x - mu with density e^{-x}/2 on (0, mu); the pair
 is symmetric, Y =d -X. Everything below is an Arb enclosure (mu = sensitivity/scale exactly):
 
 * **Moments** (:mod:`certify.moments`): with m = EX = 1 - mu - e^{-mu} and c = mu + m =

@@ -11,7 +11,7 @@ enclosure:
 * **Moments** (:mod:`certify.moments`): no closed form. Rigorous quadrature
   (:func:`flint.acb.integral`, which verifies analyticity of the integrand on complex balls
   through ``log(..., analytic=True)``) on [A, B] = [-T, mu + T] of :math:`(L - c)^j w(x)`,
-  j = 1..4, about an exact dyadic c near the mean, plus analytic tail enclosures (MATH.md
+  j = 1..4, about an exact dyadic c near the mean, plus analytic tail enclosures (docs/math.md
   section 4):
 
   - for x <= mu/2, 1 - p < 1 - p + p e^{mu x - mu^2/2} <= 1, so log(1-p) < L <= 0 and

@@ -7,7 +7,7 @@ Each ``<name>_cumulants_x(p)`` returns kappa_1..kappa_4 of X = L under P as floa
 built-in's parameter p > 0 (not validated here; the numeric mechanisms validate): mu for the
 Gaussian and Laplace mechanisms (sensitivity / noise scale), eps0 for randomized response. The
 pairs are symmetric, so kappa_k(Y) = (-1)^k kappa_k(X). derive derives the closed forms from the
-densities (MATH.md section 4); the generator writes each as a rational function N(p, t)/D(p, t)
+densities (docs/math.md section 4); the generator writes each as a rational function N(p, t)/D(p, t)
 of p and t = exp(-p) and evaluates it by branches, listed in each kernel's docstring:
 
 * a Taylor series at 0 (exact rational coefficients, Horner form) where the closed form cancels,
@@ -22,7 +22,7 @@ of p and t = exp(-p) and evaluates it by branches, listed in each kernel's docst
 Thresholds: chosen by measuring each form in floats against mpmath (100 working digits) on a
 6001-point log grid of [1e-8, 50]. Series lengths: the fewest terms whose dropped tail is below
 1e-18 of |kappa| at the branch ends (80-digit arithmetic). Accuracy target: relative error
-<= 1e-14 for every p in [1e-8, 50] against the MATH.md closed forms evaluated to 50 digits
+<= 1e-14 for every p in [1e-8, 50] against the docs/math.md closed forms evaluated to 50 digits
 (tests/test_codegen_cumulants.py).
 """
 

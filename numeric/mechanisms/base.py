@@ -1,7 +1,7 @@
 r"""The mechanism contract, PLLR cumulants, and the mechanism registry.
 
-A mechanism is a *dominating pair* (P, Q) (MATH.md section 1; Zhu, Dong, Wang, *Optimal Accounting
-of Differential Privacy via Characteristic Function*, AISTATS 2022). Its privacy-loss
+A mechanism is a *dominating pair* (P, Q) (docs/math.md section 1; Zhu, Dong, Wang, *Optimal
+Accounting of Differential Privacy via Characteristic Function*, AISTATS 2022). Its privacy-loss
 log-likelihood ratio is L = log q/p; X = L under P, Y = L under Q. Identities that every pair
 satisfies and that the contract tests check: K_X(t) = K_Y(t - 1), K_X(1) = 0, K_Y(-1) = 0,
 kappa_1(X) = -KL(P||Q) <= 0 <= KL(Q||P) = kappa_1(Y).

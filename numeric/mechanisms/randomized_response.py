@@ -3,8 +3,8 @@ r"""Randomized response (the canonical (eps0, 0)-DP pair) and the generic Approx
 Randomized response: P = (e^eps0, 1)/(1 + e^eps0), Q = (1, e^eps0)/(1 + e^eps0) on two outcomes;
 its trade-off function is f_{eps0,0} and it dominates every eps0-DP mechanism (Kairouz, Oh,
 Viswanath, arXiv:1311.0776; GDP Prop. 2.5). The PLLR is two-point: X = +eps0 with probability
-a = 1/(1 + e^eps0), else -eps0 (MATH.md section 4), so with m = E X = -eps0 tanh(eps0/2) the central
-moments are exact: mu_k = (2 eps0)^k a (1-a) [(1-a)^{k-1} + (-1)^k a^{k-1}].
+a = 1/(1 + e^eps0), else -eps0 (docs/math.md section 4), so with m = E X = -eps0 tanh(eps0/2) the
+central moments are exact: mu_k = (2 eps0)^k a (1-a) [(1-a)^{k-1} + (-1)^k a^{k-1}].
 
 ApproxDP(eps, delta): f_{eps,delta} = f_{eps,0} (x) f_{0,delta} (GDP Eq. 11), so it is randomized
 response for the pure part plus a delta part composed exactly by Eq. 12-13.

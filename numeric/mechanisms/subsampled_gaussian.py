@@ -1,7 +1,7 @@
 r"""The Poisson-subsampled Gaussian mechanism (one DP-SGD step).
 
 With noise multiplier sigma and rate p, mu = 1/sigma, the dominating pair is P = N(0, 1),
-Q = (1 - p) N(0, 1) + p N(mu, 1), with PLLR (MATH.md section 4; Mironov, Talwar, Zhang 2019;
+Q = (1 - p) N(0, 1) + p N(mu, 1), with PLLR (docs/math.md section 4; Mironov, Talwar, Zhang 2019;
 Zhu, Dong, Wang 2022)
 
 .. math::
@@ -20,7 +20,7 @@ Tail control: outside [-40, mu + 40] both P and Q have mass below 2 * Phi(-40) <
 1e-300 -- far below rounding. Identity checks (tested): E_P[e^L] = 1 (K_X(1) = 0) and the exact
 integer moments E_P[e^{kL}] = sum_j C(k,j) (1-p)^{k-j} p^j e^{j(j-1) mu^2/2}.
 
-CGF of Y = L under Q (the saddlepoint accountant; MATH.md section 4; Mironov, Talwar, Zhang
+CGF of Y = L under Q (the saddlepoint accountant; docs/math.md section 4; Mironov, Talwar, Zhang
 2019): :math:`K_Y(t) = \log E_Q e^{tL} = \log E_P e^{(t+1)L}`, by composite Gauss-Legendre
 quadrature over [-13, X] with X >= max(t+1, 1) mu + 13 (panels of fixed width min(1/2, 1/mu)
 from -13, 12 nodes each, so a longer rule extends a shorter one; the P-mass below -13 is

@@ -2,7 +2,7 @@ r"""The saddlepoint (tilted-Edgeworth) accountant -- an *estimate*, never a boun
 
 Exact identity (exponential tilting; Daniels, *Saddlepoint approximations in statistics*, Ann.
 Math. Statist. 25, 1954; the saddle-point accountant of Alghamdi, Gomez, Asoodeh, Calmon,
-Kosut, Sankar, arXiv:2208.09595, 2022). Let S be the composed PLLR under Q (MATH.md section 1)
+Kosut, Sankar, arXiv:2208.09595, 2022). Let S be the composed PLLR under Q (docs/math.md section 1)
 with cumulant generating function :math:`K(t) = \log E_Q e^{tS} = \sum_i m_i K_i(t)`. For any
 real t where K is finite, with the tilted law :math:`dQ_t = e^{tS - K(t)} dQ` and
 :math:`Z = S - \varepsilon`,
