@@ -91,8 +91,7 @@ def _add_query(sub, name: str, target: str, help_text: str) -> None:
                    help="a registered mechanism (its parameters below)")
     p.add_argument("--spec", metavar="FILE", help="TOML composition (replaces --mechanism)")
     for key, users in _param_flags().items():
-        helps = sorted({getattr(MECHANISMS[u], "param_help", {}).get(key, "")
-                        for u in users} - {""})
+        helps = sorted({MECHANISMS[u].param_help.get(key, "") for u in users} - {""})
         text = "; ".join(helps) if helps else key
         p.add_argument(f"--{key.replace('_', '-')}", dest=key, type=_real(f"--{key}"),
                        metavar="X", help=f"{text} (for: {', '.join(users)})")

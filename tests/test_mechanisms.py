@@ -172,17 +172,9 @@ def test_integer_like_inputs_are_floats():
 
 # representative parameters (spec keys) per registry name; a built-in mechanism added without
 # an entry here fails test_cgf_contract until it gets one
-REPRESENTATIVE: dict[str, list[dict[str, float]]] = {
-    "gaussian": [{"sigma": 1.0}, {"sigma": 3.0, "sensitivity": 2.0}, {"sigma": 40.0}],
-    "laplace": [{"scale": 2.0}, {"scale": 0.3}, {"scale": 1e3}],
-    "randomized-response": [{"eps0": 0.5}, {"eps0": 3.0}, {"eps0": 1e-3}],
-    "approx-dp": [{"eps0": 0.1, "delta0": 1e-6}, {"eps0": 2.0, "delta0": 0.0}],
-    "subsampled-gaussian": [{"sigma": 0.8, "rate": 0.01}, {"sigma": 2.0, "rate": 0.001},
-                            {"sigma": 0.5, "rate": 0.3}, {"sigma": 1.0, "rate": 0.999},
-                            {"sigma": 1.5, "rate": 1.0}],
-}
+# every registered mechanism, at the representative parameters its registration declares
 _CASES = [(name, params) for name in sorted(MECHANISMS)
-          for params in REPRESENTATIVE.get(name, [None])]
+          for params in (MECHANISMS[name].examples or [None])]
 
 
 def _close(a: float, b: float, rel: float, scale: float = 0.0) -> bool:
@@ -194,7 +186,7 @@ def test_cgf_contract(name, params):
     entry = MECHANISMS[name]
     if params is None:
         assert not entry.cls.__module__.startswith("numeric."), (
-            f"add representative parameters for the built-in mechanism {name!r}")
+            f"declare examples= in the registration of the built-in mechanism {name!r}")
         pytest.skip(f"{name!r} is registered by another package")
     mech = entry.build(params)
     c = mech.pllr_cumulants(2)

@@ -304,6 +304,8 @@ class MechanismEntry:
     cls: type
     params: dict[str, str]  # spec/CLI key -> constructor argument
     required: tuple[str, ...]
+    param_help: dict[str, str] = field(default_factory=dict)  # spec/CLI key -> help text
+    examples: tuple[dict[str, float], ...] = ()  # representative parameters (contract tests)
 
     def build(self, values: dict[str, object]) -> Mechanism:
         """Construct the mechanism from spec/CLI values (keys as in ``params``).
@@ -335,14 +337,33 @@ MECHANISMS: dict[str, MechanismEntry] = {}
 
 
 def register_mechanism(
-    name: str, params: dict[str, str], required: tuple[str, ...]
+    name: str, params: dict[str, str], required: tuple[str, ...], *,
+    help: Mapping[str, str] | None = None,
+    examples: tuple[dict[str, float], ...] = (),
 ) -> Callable[[type], type]:
-    """Class decorator registering a mechanism under ``name`` for the CLI and spec files."""
+    """Class decorator registering a mechanism under ``name`` for the CLI and spec files.
+
+    Args:
+        name: The ``--mechanism`` / spec ``type`` name.
+        params: Spec/CLI key -> constructor argument (``{"eps0": "eps"}``).
+        required: Keys that must be given.
+        help: Spec/CLI key -> one line of help for the command line.
+        examples: Representative parameter sets (spec keys); the contract tests in
+            ``tests/`` run every registered mechanism at each of them.
+
+    Raises:
+        ValueError: if ``name`` is taken or ``help``/``examples`` name unknown keys.
+    """
+    help_map = dict(help or {})
+    unknown = set(help_map) - set(params) | {k for ex in examples for k in ex} - set(params)
+    if unknown:
+        raise ValueError(f"help/examples name unknown parameter(s) {sorted(unknown)}")
 
     def deco(cls: type) -> type:
         if name in MECHANISMS:
             raise ValueError(f"mechanism {name!r} is already registered")
-        MECHANISMS[name] = MechanismEntry(name, cls, dict(params), tuple(required))
+        MECHANISMS[name] = MechanismEntry(name, cls, dict(params), tuple(required), help_map,
+                                          tuple(dict(e) for e in examples))
         cls.registry_name = name
         return cls
 

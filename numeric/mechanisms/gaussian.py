@@ -44,7 +44,10 @@ def gaussian_cgf_batch(mu: float, t: np.ndarray, n: int) -> tuple[np.ndarray, np
 
 
 @register_mechanism(
-    "gaussian", {"sigma": "sigma", "sensitivity": "sensitivity"}, required=("sigma",)
+    "gaussian", {"sigma": "sigma", "sensitivity": "sensitivity"}, required=("sigma",),
+    help={"sigma": "Gaussian noise standard deviation (> 0)",
+          "sensitivity": "L2 sensitivity of the query (> 0; default 1)"},
+    examples=({"sigma": 1.0}, {"sigma": 3.0, "sensitivity": 2.0}, {"sigma": 40.0}),
 )
 @dataclass(frozen=True)
 class Gaussian(Mechanism):

@@ -82,7 +82,10 @@ def _laplace_cgf_batch(mu: float, t: np.ndarray, n: int) -> tuple[np.ndarray, np
 
 
 @register_mechanism(
-    "laplace", {"scale": "scale", "sensitivity": "sensitivity"}, required=("scale",)
+    "laplace", {"scale": "scale", "sensitivity": "sensitivity"}, required=("scale",),
+    help={"scale": "Laplace noise scale b (> 0)",
+          "sensitivity": "L1 sensitivity of the query (> 0; default 1)"},
+    examples=({"scale": 2.0}, {"scale": 0.3}, {"scale": 1e3}),
 )
 @dataclass(frozen=True)
 class Laplace(Mechanism):

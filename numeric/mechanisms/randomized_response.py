@@ -60,7 +60,11 @@ def _two_point_cgf_batch(eps0: float, t: np.ndarray, n: int) -> tuple[np.ndarray
     return tilted_cumulants(np.array([eps0, -eps0]), logw, n)
 
 
-@register_mechanism("randomized-response", {"eps0": "eps"}, required=("eps0",))
+@register_mechanism(
+    "randomized-response", {"eps0": "eps"}, required=("eps0",),
+    help={"eps0": "per-step privacy parameter eps0 of (eps0, 0)-DP steps (> 0)"},
+    examples=({"eps0": 0.5}, {"eps0": 3.0}, {"eps0": 1e-3}),
+)
 @dataclass(frozen=True)
 class RandomizedResponse(Mechanism):
     """Randomized response with privacy parameter ``eps`` (pure eps-DP, lattice PLLR).
@@ -96,7 +100,11 @@ class RandomizedResponse(Mechanism):
         return self.eps**2
 
 
-@register_mechanism("approx-dp", {"eps0": "eps", "delta0": "delta"}, required=("eps0", "delta0"))
+@register_mechanism(
+    "approx-dp", {"eps0": "eps", "delta0": "delta"}, required=("eps0", "delta0"),
+    help={"delta0": "per-step delta0 of (eps0, delta0)-DP steps, in [0, 1)"},
+    examples=({"eps0": 0.1, "delta0": 1e-6}, {"eps0": 2.0, "delta0": 0.0}),
+)
 @dataclass(frozen=True)
 class ApproxDP(Mechanism):
     """A generic (eps, delta)-DP step, modelled by its worst case f_{eps,delta} (GDP Eq. 11).

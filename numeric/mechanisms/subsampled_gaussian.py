@@ -343,7 +343,12 @@ def _sg_group(nodes: tuple, s: np.ndarray, panels: int, n: int) -> tuple[np.ndar
 
 
 @register_mechanism(
-    "subsampled-gaussian", {"sigma": "sigma", "rate": "rate"}, required=("sigma", "rate")
+    "subsampled-gaussian", {"sigma": "sigma", "rate": "rate"}, required=("sigma", "rate"),
+    help={"sigma": "noise multiplier (noise std / clipping norm, > 0)",
+          "rate": "Poisson sampling rate in (0, 1]"},
+    examples=({"sigma": 0.8, "rate": 0.01}, {"sigma": 2.0, "rate": 0.001},
+              {"sigma": 0.5, "rate": 0.3}, {"sigma": 1.0, "rate": 0.999},
+              {"sigma": 1.5, "rate": 1.0}),
 )
 @dataclass(frozen=True)
 class PoissonSubsampledGaussian(Mechanism):
