@@ -82,7 +82,9 @@ def _certified(kind: str, comp: Composition, x, budget: float | None, tried: lis
     return d
 
 
-def _cert_fields(d: dict) -> dict[str, Any]:
+def _cert_fields(d: dict, sp, tried: list[str]) -> dict[str, Any]:
+    """The result fields of a certified answer (its ``to_dict`` ``d``), but the value."""
+    reason = _cert_reason(d, sp)
     return {
         "lower": _end(d, "lower"),
         "upper": _end(d, "upper"),
@@ -90,6 +92,8 @@ def _cert_fields(d: dict) -> dict[str, Any]:
         "estimate": False,
         "method": "certified",
         "direction": d.get("direction", "P||Q"),
+        "warnings": tuple(dict.fromkeys([reason, *d.get("warnings", [])])),
+        "details": _cert_details(d, reason, tried, sp),
     }
 
 
@@ -107,6 +111,28 @@ def _cert_details(d: dict, reason: str, tried: list[str], sp) -> dict[str, Any]:
     if sp is not None:
         out["saddlepoint_estimate"] = sp.value
     return out
+
+
+def _exact_or_saddlepoint(exact_call, saddlepoint_call, tried: list[str]):
+    """Steps 1 and 2 of the policy: ``(answer, sp)``, the labelled exact answer or the
+    saddlepoint estimate whose diagnostics passed (else None), and the saddlepoint result (None
+    when it does not apply); refusals are appended to ``tried``."""
+    try:
+        res = exact_call()
+    except NotApplicable as exc:
+        tried.append(f"exact: {exc}")
+    else:
+        return _labelled(res, "exact: this composition has a closed form", tried), None
+    try:
+        sp = saddlepoint_call()
+    except NotApplicable as exc:
+        tried.append(f"saddlepoint: {exc}")
+        return None, None
+    fired = list(sp.details.get("diagnostics", []))
+    if not fired:
+        return _labelled(sp, "saddlepoint: its diagnostics passed", tried), sp
+    tried.append(f"saddlepoint: {len(fired)} diagnostic(s) fired")
+    return None, sp
 
 
 def _fallback_estimate(sp, aea_call, tried: list[str]):
@@ -141,34 +167,18 @@ def auto_epsilon(composition, delta: float, order: int = 2, *,
     delta = check_delta("delta", delta)
     order = check_order("order", order, maximum=8)
     tried: list[str] = []
-    try:
-        res = exact_epsilon(comp, delta)
-    except NotApplicable as exc:
-        tried.append(f"exact: {exc}")
-    else:
-        return _labelled(res, "exact: this composition has a closed form", tried)
-    sp = None
-    try:
-        sp = saddlepoint_epsilon(comp, delta, order=order)
-    except NotApplicable as exc:
-        tried.append(f"saddlepoint: {exc}")
-    else:
-        fired = list(sp.details.get("diagnostics", []))
-        if not fired:
-            return _labelled(sp, "saddlepoint: its diagnostics passed", tried)
-        tried.append(f"saddlepoint: {len(fired)} diagnostic(s) fired")
+    answer, sp = _exact_or_saddlepoint(lambda: exact_epsilon(comp, delta),
+                                       lambda: saddlepoint_epsilon(comp, delta, order=order), tried)
+    if answer is not None:
+        return answer
     d = _certified("epsilon", comp, delta, time_budget, tried)
     if d is None:
         return _fallback_estimate(sp, lambda: aea_epsilon(comp, delta, order=order), tried)
-    reason = _cert_reason(d, sp)
-    fields = _cert_fields(d)
+    fields = _cert_fields(d, sp, tried)
     upper = fields["upper"]
     value = float_up(upper) if upper.is_finite() else math.inf
-    warnings = tuple(dict.fromkeys([reason, *d.get("warnings", [])]))
-    return EpsilonResult(
-        epsilon=value, delta=delta, per_direction={fields["direction"]: value},
-        warnings=warnings, details=_cert_details(d, reason, tried, sp), **fields,
-    )
+    return EpsilonResult(epsilon=value, delta=delta,
+                         per_direction={fields["direction"]: value}, **fields)
 
 
 def auto_delta(composition, eps, order: int = 2, *,
@@ -182,22 +192,10 @@ def auto_delta(composition, eps, order: int = 2, *,
     order = check_order("order", order, maximum=8)
     e = as_float_array("eps", eps, nonnegative=True)
     tried: list[str] = []
-    try:
-        res = exact_delta(comp, eps)
-    except NotApplicable as exc:
-        tried.append(f"exact: {exc}")
-    else:
-        return _labelled(res, "exact: this composition has a closed form", tried)
-    sp = None
-    try:
-        sp = saddlepoint_delta(comp, eps, order=order)
-    except NotApplicable as exc:
-        tried.append(f"saddlepoint: {exc}")
-    else:
-        fired = list(sp.details.get("diagnostics", []))
-        if not fired:
-            return _labelled(sp, "saddlepoint: its diagnostics passed", tried)
-        tried.append(f"saddlepoint: {len(fired)} diagnostic(s) fired")
+    answer, sp = _exact_or_saddlepoint(lambda: exact_delta(comp, eps),
+                                       lambda: saddlepoint_delta(comp, eps, order=order), tried)
+    if answer is not None:
+        return answer
     if e.ndim > 0:
         note = ("auto: a vector of eps is answered by the exact method or the saddlepoint only; "
                 "query points one at a time for certified answers")
@@ -208,12 +206,7 @@ def auto_delta(composition, eps, order: int = 2, *,
     d = _certified("delta", comp, x, time_budget, tried)
     if d is None:
         return _fallback_estimate(sp, lambda: aea_delta(comp, x, order=order), tried)
-    reason = _cert_reason(d, sp)
-    fields = _cert_fields(d)
+    fields = _cert_fields(d, sp, tried)
     upper = fields["upper"]
     value = min(1.0, float_up(upper)) if upper.is_finite() else 1.0
-    warnings = tuple(dict.fromkeys([reason, *d.get("warnings", [])]))
-    return DeltaResult(
-        delta=value, eps=x, per_direction={fields["direction"]: value}, warnings=warnings,
-        details=_cert_details(d, reason, tried, sp), **fields,
-    )
+    return DeltaResult(delta=value, eps=x, per_direction={fields["direction"]: value}, **fields)
