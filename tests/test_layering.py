@@ -90,13 +90,8 @@ def _edges(package: str) -> dict[str, set[str]]:
     return graph
 
 
-@pytest.mark.parametrize("package", PACKAGES)
-def test_no_import_cycles_inside_a_package(package):
-    graph = _edges(package)
-    # a package's __init__ re-exporting its submodules is not a cycle of logic: a submodule
-    # importing its own package's __init__ only for names defined elsewhere would be; we
-    # check cycles between non-__init__ modules and from submodules into their package.
-    inits = {m for m, p in _modules(package).items() if p.name == "__init__.py"}
+def _cycles(graph: dict[str, set[str]], skip: set[str] = frozenset()) -> list[list[str]]:
+    """Every cycle found by depth-first search (each reported once, from where it closes)."""
     state: dict[str, int] = {}
     stack: list[str] = []
     cycles: list[list[str]] = []
@@ -104,9 +99,9 @@ def test_no_import_cycles_inside_a_package(package):
     def visit(node: str) -> None:
         state[node] = 1
         stack.append(node)
-        for nxt in sorted(graph[node]):
-            if nxt in inits and node.startswith(nxt + "."):
-                continue  # a submodule may import names from its package's __init__
+        for nxt in sorted(graph.get(node, ())):
+            if nxt in skip and node.startswith(nxt + "."):
+                continue  # a submodule may import names its package's __init__ defines
             if state.get(nxt) == 1:
                 cycles.append([*stack[stack.index(nxt):], nxt])
             elif state.get(nxt) is None:
@@ -115,9 +110,50 @@ def test_no_import_cycles_inside_a_package(package):
         state[node] = 2
 
     for node in sorted(graph):
-        if state.get(node) is None and node not in inits:
+        if state.get(node) is None and node not in skip:
             visit(node)
+    return cycles
+
+
+def test_the_checks_see_what_they_must():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c", "a"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+    graph = _edges("derive")
+    assert "derive.lattice" in graph["derive.compile"]  # a lazy import inside a function
+    assert "numeric.registry" in _edges("numeric")["numeric.auto"]
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_no_import_cycles_inside_a_package(package):
+    graph = _edges(package)
+    inits = {m for m, p in _modules(package).items() if p.name == "__init__.py"}
+    cycles = _cycles(graph, inits)
     assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+_MECHANISM_CLASSES = {"Gaussian", "Laplace", "RandomizedResponse", "ApproxDP",
+                      "PoissonSubsampledGaussian", "CompiledMechanism"}
+
+
+@pytest.mark.parametrize("package", ["numeric", "certify"])
+def test_no_dispatch_on_mechanism_types_outside_the_mechanisms(package):
+    """Methods reach a mechanism through its contract and registrations only: no singledispatch
+    registry and no isinstance on a mechanism class outside ``<package>/mechanisms/``."""
+    bad = []
+    for name, path in _modules(package).items():
+        if ".mechanisms" in name:
+            continue
+        text = path.read_text()
+        if "singledispatch" in text:
+            bad.append(f"{path.relative_to(ROOT)}: singledispatch")
+        for node in ast.walk(ast.parse(text)):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id in ("isinstance", "issubclass") and len(node.args) == 2):
+                names = {n.id for n in ast.walk(node.args[1]) if isinstance(n, ast.Name)}
+                names |= {n.attr for n in ast.walk(node.args[1]) if isinstance(n, ast.Attribute)}
+                if names & _MECHANISM_CLASSES:
+                    bad.append(f"{path.relative_to(ROOT)}:{node.lineno} isinstance on a mechanism")
+    assert not bad, "\n".join(bad)
 
 
 def test_no_imports_of_private_names_across_modules():
