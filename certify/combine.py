@@ -32,6 +32,7 @@ registered (:mod:`certify.registry`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -70,6 +71,8 @@ def _lazy(target: str) -> Callable[..., Bound]:
 
 CERTIFIED_METHODS: list[CertifiedMethod] = [
     CertifiedMethod("exact", _lazy("exact:exact_delta_bound"), _lazy("exact:exact_epsilon_bound")),
+    CertifiedMethod("one-step", _lazy("one_step:one_step_delta_bound"),
+                    _lazy("one_step:one_step_epsilon_bound")),
     CertifiedMethod("eeai", _lazy("eeai:delta_interval"), _lazy("eeai:epsilon_interval")),
     CertifiedMethod("chernoff", _lazy("chernoff:chernoff_delta_bound"),
                     _lazy("chernoff:chernoff_epsilon_bound")),
@@ -78,9 +81,22 @@ CERTIFIED_METHODS: list[CertifiedMethod] = [
 ]
 """The certified methods, in the order their results are intersected."""
 
-RUN_ORDER = ("exact", "chernoff", "eeai", "lattice")
+RUN_ORDER = ("exact", "one-step", "chernoff", "eeai", "lattice")
 """The order the methods run in: the cheap ones first, the lattice last (methods not listed run
 after these, in registry order)."""
+
+
+TIGHT_ENOUGH = 1e-12
+"""Relative width at which a closed-form enclosure (exact, one-step) ends the run: the other
+methods are discretizations that cannot tighten it."""
+_CLOSED_FORMS = ("exact", "one-step")
+
+
+def _relative_width(b: Bound) -> float:
+    if not (b.lower.is_finite and b.upper.is_finite):
+        return math.inf
+    hi = abs(b.upper_mpf)
+    return 0.0 if hi == 0 else float((b.upper_mpf - b.lower_mpf) / hi)
 
 
 def _run_order() -> list[CertifiedMethod]:
@@ -130,6 +146,12 @@ def _run(kind: str, composition, x, budget: float | None) -> Bound:
     refusals: list[str] = []
     with budget_block(budget):
         for m in _run_order():
+            tight = next((b for name, b in results.items() if name in _CLOSED_FORMS
+                          and _relative_width(b) <= TIGHT_ENOUGH), None)
+            if tight is not None:  # a closed-form enclosure no discretized method can tighten
+                refusals.append(f"{m.name} (not run: the {tight.lower_method} enclosure is "
+                                f"already {TIGHT_ENOUGH:g}-relative tight)")
+                continue
             fn = m.delta_fn if kind == "delta" else m.epsilon_fn
             try:
                 if current_deadline() is not None:  # nothing starts after the deadline
@@ -137,6 +159,11 @@ def _run(kind: str, composition, x, budget: float | None) -> Bound:
                 results[m.name] = fn(comp, x)
             except NotApplicable as exc:
                 refusals.append(f"{m.name} ({exc})")
+            except (ArithmeticError, MemoryError) as exc:
+                # the method could not enclose its quantity here (e.g. a quadrature that returns
+                # no finite ball, an undecidable comparison, memory): it proves nothing, so it
+                # contributes no end; the other methods' enclosures stand on their own
+                refusals.append(f"{m.name} (could not enclose: {type(exc).__name__}: {exc})")
     parts = [(m.name, results[m.name]) for m in CERTIFIED_METHODS if m.name in results]
     what = comp.describe()
     if len(what) > 240:

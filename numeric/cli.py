@@ -182,7 +182,8 @@ def _run_query(args) -> int:
     order = f", order {res.details['order']}" if "order" in res.details else ""
     print(f"  method: {res.method}{order}; {kind}; direction {res.direction}")
     if args.method == "auto":
-        print(f"  chosen by auto: {res.details.get('auto', '')}")
+        reason = str(res.details.get("auto", ""))
+        print(f"  chosen by auto: {reason.removeprefix('auto: ')}")
     for w in res.warnings:
         print(f"  warning: {w}")
     return 0

@@ -147,3 +147,29 @@ def test_cli_default_answers_few_step_randomized_response(capsys, steps):
     assert rc == 0, captured.err
     out = json.loads(captured.out)
     assert out["method"] == "exact" and out["estimate"] is False
+
+
+def test_tiny_sigma_one_step_is_certified_quickly_within_memory():
+    # issue: the saddlepoint's quadrature asked for 17.6 GB here and AEA said 2.79 against a true
+    # value near 168; now the saddlepoint refuses up front (memory budget), and the one-step
+    # certified method answers from the step's own hockey-stick curve
+    pytest.importorskip("flint")
+    import subprocess
+    import sys
+    import time
+
+    code = (
+        "import resource; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30));"
+        "from numeric.cli import main;"
+        "raise SystemExit(main(['epsilon', '--mechanism', 'subsampled-gaussian', '--sigma', "
+        "'0.0714', '--rate', '7e-6', '--steps', '1', '--delta', '1.3e-14', '--json']))"
+    )
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert time.perf_counter() - t0 < 20.0
+    res = json.loads(out.stdout)
+    assert res["method"] == "certified" and res["certified"] is True
+    lower, upper = Decimal(res["lower"]), Decimal(res["upper"])
+    assert Decimal("167.9581") < lower <= upper < Decimal("167.9582")

@@ -42,6 +42,7 @@ from functools import lru_cache
 import numpy as np
 
 from .._validation import check_positive, check_rate
+from ..errors import BudgetExceeded
 from ..moments import (
     cumulants_from_central_moments,
     cumulants_from_weights,
@@ -196,6 +197,8 @@ _SG_TRIM = 3000
 _SG_LO = -13.0  # left end of the rule (P-mass below it < 1e-38)
 _SG_T, _SG_W = np.polynomial.legendre.leggauss(_SG_NODES)
 _RULES = 32  # quadrature rules kept (least recently used dropped)
+_MAX_RULE_NODES = 1 << 21  # memory budget of one rule: 3 arrays of 2M doubles (48 MB)
+_MAX_GROUP_CELLS = 1 << 24  # and of one batch: tilts x nodes (128 MB per work array)
 
 
 class _SGRule:
@@ -243,6 +246,15 @@ class _SGRule:
         s = t + 1.0
         panels = self.panels_for(s.tolist())
         longest = max(panels)
+        if longest * _SG_NODES > _MAX_RULE_NODES or t.size * min(
+                longest * _SG_NODES, _SG_TRIM * 4) > _MAX_GROUP_CELLS:
+            raise BudgetExceeded(
+                f"the subsampled-Gaussian CGF at tilt t = {float(t.max()):.4g} needs "
+                f"{longest * _SG_NODES} quadrature nodes (mu = 1/sigma = {self.mu:.4g}: the "
+                f"tilted law lies far in the tail), over the memory budget of "
+                f"{_MAX_RULE_NODES}; the saddlepoint does not apply here (sigma too small for "
+                "this delta)"
+            )
         nodes = self.extend(longest)
         if longest <= 1.5 * min(panels):  # one group (the usual case)
             return _sg_group(nodes, s, longest, n)
