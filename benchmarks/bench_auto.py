@@ -14,7 +14,8 @@ diagnostics pass. The grid (seeded, deterministic; about 200 cases) draws at ran
   Gaussian + Laplace + randomized response;
 
 with delta log-uniform in [1e-12, 1e-2], plus fixed corner cases (one step of each mechanism,
-rate * m = 0.1, eps0 = 10^4, delta = 1e-12 and 1e-2, rate * m = 10^4, an infeasible delta).
+rate * m = 0.1, eps0 = 10^4, delta = 1e-12 and 1e-2, rate * m = 10^4, an infeasible delta,
+randomized response with eps0 = 700 and 10^4 mixed with DP-SGD: composed eps near 10^6).
 
 For each case it runs ``numeric.epsilon(comp, delta)`` (the default method) in this process and
 records the method that answered (``exact``, ``saddlepoint``, ``certified``, or ``fallback:*``
@@ -36,7 +37,7 @@ and the same value as in process where the answer does not depend on a time budg
 
 Run from the repository root (on a shared machine: ``nice``, not in parallel with test suites)::
 
-    nice python benchmarks/bench_auto.py                      # full grid (~15 min on 2 cores)
+    nice python benchmarks/bench_auto.py                      # full grid (~6-10 min on 2 cores)
     nice python benchmarks/bench_auto.py --quick              # ~30 cases, < 2 min
     nice python benchmarks/bench_auto.py --out auto_grid.md   # also the per-case table
 
@@ -158,6 +159,10 @@ def _corners() -> list[Case]:
         Case("c-d1e-12-Lap", "corner", (("laplace", (("scale", 10.0),), 100),), 1e-12, True),
         Case("c-d1e-12-mix4", "corner", mix4, 1e-12, True),
         Case("c-d1e-2-SG", "corner", (_sg(0.9, 0.02, 500),), 1e-2, True),
+        Case("c-bigeps-mix-a", "corner", (("randomized-response", (("eps0", 700.0),), 1000),
+                                          _sg(1.0, 0.01, 100)), 1e-5, True),
+        Case("c-bigeps-mix-b", "corner", (("randomized-response", (("eps0", 1e4),), 200),
+                                          _sg(1.0, 0.01, 100)), 1e-5, True),
         Case("c-infeasible-ADP", "corner", (("approx-dp", (("eps0", 0.5), ("delta0", 1e-6)),
                                              100),), 1e-5, True),
     ]
@@ -248,6 +253,7 @@ class Row:
     error: str = ""
     warm_error: str = ""
     warm_differs: bool = False
+    warm_value: float = math.nan
     cert_lower: Decimal | None = None
     cert_upper: Decimal | None = None
     cert_time: float = math.nan
@@ -298,6 +304,7 @@ def run_auto(case: Case) -> Row:
     row.reason = str(res.details.get("auto", ""))
     res2, row.warm, row.warm_error, _ = _timed(lambda: numeric.epsilon(comp, case.delta))
     if res2 is not None:
+        row.warm_value = float(res2.epsilon)
         same = (res2.epsilon == res.epsilon or (math.isnan(res2.epsilon)
                                                  and math.isnan(res.epsilon)))
         row.warm_differs = not (same and res2.lower == res.lower and res2.upper == res.upper)
@@ -567,7 +574,8 @@ def full_table(rows: list[Row]) -> list[str]:
         ends = f"[{_num(r.lower)}, {_num(r.upper)}]" if r.lower is not None else "-"
         cert = (f"[{_num(r.cert_lower)}, {_num(r.cert_upper)}] {r.cert_time:.1f}s"
                 f"{' capped' if r.cert_capped else ''}" if r.cert_lower is not None else "-")
-        body.append([*_case_cells(r), r.kind, _num(r.value), ends, _ms(r.cold), _ms(r.warm),
+        eps = _num(r.value) + (f" (warm: {_num(r.warm_value)})" if r.warm_differs else "")
+        body.append([*_case_cells(r), r.kind, eps, ends, _ms(r.cold), _ms(r.warm),
                      str(r.n_warn), str(r.tried), cert, r.check or "-",
                      (r.error or r.warm_error or r.cert_error)[:120] or "-"])
     header = ["case", "composition", "delta", "answered by", "eps", "auto [lower, upper]",
