@@ -37,7 +37,7 @@ and the same value as in process where the answer does not depend on a time budg
 
 Run from the repository root (on a shared machine: ``nice``, not in parallel with test suites)::
 
-    nice python benchmarks/bench_auto.py                      # full grid (~6-10 min on 2 cores)
+    nice python benchmarks/bench_auto.py                      # full grid (~5-10 min on 2 cores)
     nice python benchmarks/bench_auto.py --quick              # ~30 cases, < 2 min
     nice python benchmarks/bench_auto.py --out auto_grid.md   # also the per-case table
 
