@@ -23,7 +23,7 @@ import numpy as np
 from ._validation import as_float_array, check_delta
 from .composition import Composition, compose
 from .errors import NotApplicable
-from .gdp import delta_mu, epsilon_mu
+from .gdp import MAX_MU, delta_mu, epsilon_mu
 from .mechanisms.base import DIRECTION_PQ
 from .pure_dp import pure_dp_delta, pure_dp_epsilon
 from .results import DeltaResult, EpsilonResult
@@ -60,7 +60,11 @@ def exact_family_of(comp: Composition) -> tuple[str, float, int]:
         )
     kind = kinds.pop()
     if kind == "gaussian":
-        return ("gaussian", math.sqrt(sum(c * f[1] for f, c in active)), 0)
+        mu = math.sqrt(sum(c * f[1] for f, c in active))
+        if not (mu <= MAX_MU):
+            raise NotApplicable(f"exact: the composed GDP mu = {mu:.6g} exceeds {MAX_MU:g} "
+                                "(eps beyond ~5e23 is not resolved in binary64)")
+        return ("gaussian", mu, 0)
     eps0s = {f[1] for f, _ in active}
     if len(eps0s) > 1:
         raise NotApplicable(
