@@ -365,6 +365,9 @@ def coarse_to_fine(composition: Any, h: float | None, bits: int | None,
                 raise
             break
         best, reached = (b if best is None else best.intersect(b)), hk
+    if best is None:  # no grid coarser than the default exists (h <= 1): the default alone
+        check_lattice_budget(comp, None, bits, builders)
+        return compute(None)
     if reached != base:
         note = (f"lattice grid h = {reached!r} (default {base!r}): the finer grids did not fit "
                 "the time budget; a sound but wider enclosure")

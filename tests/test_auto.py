@@ -191,3 +191,12 @@ def test_gaussian_below_the_documented_domain_is_a_clear_bad_input(capsys):
                  "--delta", "1e-5"]) == 2
     err = capsys.readouterr().err
     assert "sigma" in err and "Traceback" not in err and len(err.splitlines()) == 1
+
+
+def test_huge_eps0_mixed_with_dp_sgd_is_certified():
+    # found by benchmarks/bench_auto.py: the lattice's grid spacing exceeds 1 here (no coarser
+    # grid exists) and its lower eps search ran past 5e5
+    pytest.importorskip("flint")
+    comp = compose([(RandomizedResponse(700.0), 1000), (PoissonSubsampledGaussian(1.0, 0.01), 100)])
+    res = epsilon(comp, 1e-5)
+    assert res.certified and res.lower <= Decimal(700000) <= res.upper
