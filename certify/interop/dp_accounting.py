@@ -106,10 +106,10 @@ def certified_translation_epsilon(translation: Translation, target_delta,
     """
     from ..combine import certified_epsilon
 
+    t = to_arb("target_delta", target_delta)
+    if not (t > 0 and t < 1):
+        raise ValueError(f"target_delta must lie in (0, 1), got {target_delta!r}")
     if translation.non_private or not translation.terms:
-        t = to_arb("target_delta", target_delta)
-        if not (t > 0 and t < 1):
-            raise ValueError(f"target_delta must lie in (0, 1), got {target_delta!r}")
         if translation.non_private:
             return _point("epsilon", None, "non-private", "a non-private event was composed")
         return _point("epsilon", 0, "no-events", "no private event was composed: eps = 0")
@@ -127,9 +127,9 @@ def certified_translation_delta(translation: Translation, target_epsilon,
     """
     from ..combine import certified_delta
 
+    if not to_arb("target_epsilon", target_epsilon) >= 0:
+        raise ValueError(f"target_epsilon must be >= 0, got {target_epsilon!r}")
     if translation.non_private or not translation.terms:
-        if not to_arb("target_epsilon", target_epsilon) >= 0:
-            raise ValueError(f"target_epsilon must be >= 0, got {target_epsilon!r}")
         if translation.non_private:
             return _point("delta", 1, "non-private", "a non-private event was composed")
         return _point("delta", 0, "no-events", "no private event was composed: delta = 0")
