@@ -197,7 +197,7 @@ _SG_TRIM = 3000
 _SG_LO = -13.0  # left end of the rule (P-mass below it < 1e-38)
 _SG_T, _SG_W = np.polynomial.legendre.leggauss(_SG_NODES)
 _RULES = 32  # quadrature rules kept (least recently used dropped)
-_MAX_RULE_NODES = 1 << 21  # memory budget of one rule: 3 arrays of 2M doubles (48 MB)
+_MAX_RULE_NODES = 1 << 23  # memory budget of one rule: 3 arrays of 8.4M doubles (~0.5 GB peak)
 _MAX_GROUP_CELLS = 1 << 24  # and of one batch: tilts x nodes (128 MB per work array)
 
 
