@@ -125,8 +125,8 @@ class Bound:
         """JSON-safe dictionary: exact decimal strings; an infinite end is null with a flag."""
         return {
             "quantity": self.quantity,
-            "lower": self.lower.decimal(),
-            "upper": self.upper.decimal(),
+            "lower": self.lower.decimal("floor"),
+            "upper": self.upper.decimal("ceiling"),
             "lower_infinite": not self.lower.is_finite,
             "upper_infinite": not self.upper.is_finite,
             "lower_method": self.lower_method,
