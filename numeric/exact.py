@@ -94,12 +94,18 @@ def exact_delta(composition, eps) -> DeltaResult:
     d = comp.delta_part
     vals = d + (1.0 - d) * _pure_delta(family, e)
     scalar = np.ndim(eps) == 0
+    warns: tuple[str, ...] = ()
+    if family[0] == "gaussian" and family[1] > 0.0 and np.any(vals == 0.0):
+        # delta_mu(eps) > 0 for every finite eps: a 0 is an underflow, not an exact zero
+        warns = ("delta underflows binary64 at some eps (the exact value is positive but below "
+                 "~1e-308); the certified method gives its exact enclosure",)
     return DeltaResult(
         delta=float(vals.reshape(-1)[0]) if scalar else vals,
         eps=float(e) if scalar else e,
         method="exact",
         estimate=False,
         direction=DIRECTION_PQ,
+        warnings=warns,
         details={"family": family[0], "parameter": family[1], "delta_part": d},
     )
 
