@@ -63,9 +63,6 @@ DOCUMENTED_LIMITS = ("sigma must be >= 0.05",)
 INTERNAL_VALUEERRORS = ("epsilon must be >= 0", "delta values must lie in [0, 1]",
                         "empty interval", "empty enclosure", "Exceeds the limit")
 """ValueError messages that come from a result's own consistency checks: a bug, not bad input."""
-CLASSES = {"gaussian": "Gaussian", "laplace": "Laplace", "randomized-response":
-           "RandomizedResponse", "approx-dp": "ApproxDP",
-           "subsampled-gaussian": "PoissonSubsampledGaussian"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -126,13 +123,13 @@ def make_draw(rng: random.Random, methods=ALL_METHODS, vias=(("api", 80), ("cli"
 
 def repro(call: dict) -> str:
     """A one-line reproducer (Python API; the CLI command line for single-term CLI calls)."""
+    from numeric.mechanisms import MECHANISMS
+
     parts = []
     for t in call["terms"]:
-        from numeric.mechanisms import MECHANISMS
-
-        keys = MECHANISMS[t["mechanism"]].params
-        args = ", ".join(f"{keys[k]}={v!r}" for k, v in t["params"].items())
-        parts.append(f"({CLASSES.get(t['mechanism'], t['mechanism'])}({args}), {t['count']})")
+        entry = MECHANISMS[t["mechanism"]]
+        args = ", ".join(f"{entry.params[k]}={v!r}" for k, v in t["params"].items())
+        parts.append(f"({entry.cls.__name__}({args}), {t['count']})")
     opts = "".join(f", {k}={call[k]!r}" for k in ("order", "time_budget")
                    if call.get(k) is not None)
     api = (f"{call['query']}(compose([{', '.join(parts)}]), {call['x']!r}, "
@@ -505,8 +502,20 @@ def _dec(s) -> Decimal:
     return Decimal(str(s))
 
 
+def _float_out(end: Decimal, up: bool) -> Decimal:
+    """``end`` rounded outward to a binary64 number (a float answer can do no better)."""
+    if not end.is_finite():
+        return end
+    x = float(end)
+    if (Decimal(x) < end) if up else (Decimal(x) > end):
+        x = math.nextafter(x, math.inf if up else -math.inf)
+    return Decimal(x)
+
+
 def off_interval(value: float, lo: Decimal, hi: Decimal) -> tuple[str, float]:
-    """``(side, relative distance)`` of ``value`` from ``[lo, hi]`` (``("in", 0.0)`` inside)."""
+    """``(side, relative distance)`` of ``value`` from ``[lo, hi]`` rounded outward to floats
+    (``("in", 0.0)`` inside; an underflow to 0 or a rounding to the nearest float is inside)."""
+    lo, hi = _float_out(lo, False), _float_out(hi, True)
     if math.isinf(value):
         return ("in", 0.0) if hi.is_infinite() else ("over", math.inf)
     v = Decimal(value)
@@ -671,7 +680,8 @@ def run_all(draws: int, checked: int, seed: int, jobs: int = 2, max_minutes: flo
 def _norm(msg: str) -> str:
     import re
 
-    return re.sub(r"[-+]?\d+(\.\d*)?(e[-+]?\d+)?", "#", msg or "")[:150]
+    msg = re.sub(r"/tmp/\S+\.toml", "SPEC", msg or "")
+    return re.sub(r"[-+]?\d+(\.\d*)?(e[-+]?\d+)?", "#", msg)[:150]
 
 
 def _pct(xs: list[float], q: float) -> float:
@@ -788,6 +798,32 @@ def _checked_section(checked: list[dict]) -> list[str]:
     return lines
 
 
+def rescore(path: str) -> dict:
+    """A saved run (``--jsonl``) judged again by this oracle; the notes that needed the worker
+    (eps = 0 checks, CLI/API mismatches) are kept as recorded."""
+    res: dict = {"unchecked": [], "checked": []}
+    kept = ("zero", "cli-api-mismatch")
+    for line in open(path):
+        item = json.loads(line)
+        kind = item.pop("kind")
+        if kind == "meta":
+            res.update(item)
+        elif kind == "unchecked":
+            old = [b for b in item["violations"] if any(k in b for k in kept)]
+            item["violations"] = violations(item["draw"], item["rec"]) + old
+            res["unchecked"].append(item)
+        else:
+            ref = item["calls"][0][1] if item["calls"][0][1]["outcome"] == "answer" else None
+            for i, (call, rec, bad) in enumerate(item["calls"]):
+                new = violations(call, rec)
+                if i and ref is not None and call["via"] == "api":
+                    new += compare(call, rec, ref)
+                item["calls"][i] = [call, rec, new + [b for b in bad if any(k in b
+                                                                           for k in kept)]]
+            res["checked"].append(item)
+    return res
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -799,6 +835,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", help="markdown report")
     p.add_argument("--jsonl", help="every draw and record, one JSON object a line")
     p.add_argument("--replay", help="one call (JSON) or checked draw (with --checked 1)")
+    p.add_argument("--rescore", metavar="JSONL", help="re-judge a saved run with this oracle")
     args = p.parse_args(argv)
     if args.worker:
         worker_main()
@@ -814,11 +851,18 @@ def main(argv: list[str] | None = None) -> int:
         w.close()
         print(json.dumps(res, indent=1, default=str))
         return 0
-    res = run_all(args.draws, args.checked, args.seed, args.jobs, args.max_minutes)
     command = "python benchmarks/fuzz_run.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    if args.rescore:
+        res = rescore(args.rescore)
+        command = res["command"]
+    else:
+        res = run_all(args.draws, args.checked, args.seed, args.jobs, args.max_minutes)
+        res["command"] = command
     text = report(res, command)
     if args.jsonl:
         with open(args.jsonl, "w") as f:
+            f.write(json.dumps({"kind": "meta", **{k: v for k, v in res.items()
+                                                   if k not in ("unchecked", "checked")}}) + "\n")
             for kind in ("unchecked", "checked"):
                 for item in res[kind]:
                     f.write(json.dumps({"kind": kind, **item}, default=str) + "\n")

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
@@ -23,8 +23,11 @@ import fuzz_run as fr
 
 from numeric.mechanisms import MECHANISMS
 
+# no shrinking: a failing draw is already a one-line reproducer, and shrinking re-runs draws that
+# may each take the 60 s cap
 _SETTINGS = {"derandomize": True, "deadline": None, "database": None,
-             "suppress_health_check": list(HealthCheck)}
+             "suppress_health_check": list(HealthCheck),
+             "phases": (Phase.explicit, Phase.reuse, Phase.generate)}
 
 
 @pytest.fixture(scope="module")
