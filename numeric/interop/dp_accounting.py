@@ -67,6 +67,7 @@ from ..composition import Composition, compose
 from ..errors import NotApplicable
 from ..mechanisms import ApproxDP, Gaussian, Laplace, PoissonSubsampledGaussian, RandomizedResponse
 from ..mechanisms.base import Mechanism
+from ..registry import estimate_method
 from ..results import DeltaResult, EpsilonResult, Estimate
 
 try:  # the peer library is optional: duck-typed events work without it
@@ -540,16 +541,9 @@ class EstimatePrivacyAccountant(EventAccountant):
     def __init__(self, neighboring_relation: object = NeighboringRelation.ADD_OR_REMOVE_ONE,
                  method: str = "auto", **options: Any) -> None:
         super().__init__(neighboring_relation)
-        from ..methods import METHODS, load_plugins
+        import numeric.methods  # noqa: F401 (registers the built-in methods)
 
-        if method not in METHODS:
-            load_plugins()
-        if method not in METHODS or method == "certified":
-            raise ValueError(f"method must be a registered estimate method other than "
-                             f"'certified' (use CertifiedPrivacyAccountant), got {method!r}")
-        unknown = set(options) - set(METHODS[method].options)
-        if unknown:
-            raise ValueError(f"method {method!r} does not take option(s) {sorted(unknown)}")
+        estimate_method(method, options, "CertifiedPrivacyAccountant")
         self.method = method
         self.options = dict(options)
         self.warning = ESTIMATE_WARNING.format(method=method)

@@ -28,6 +28,7 @@ from collections import OrderedDict
 from typing import Any
 
 from .._validation import check_count, check_delta
+from ..registry import estimate_method
 from .dp_accounting import GaussianDpEvent, PoissonSampledDpEvent, Translation, translate_event
 
 try:  # optional peer (imports torch)
@@ -187,16 +188,9 @@ class EstimateAccountant(HistoryAccountant):
 
     def __init__(self, method: str = "auto", **options: Any) -> None:
         super().__init__()
-        from ..methods import METHODS, load_plugins
+        import numeric.methods  # noqa: F401 (registers the built-in methods)
 
-        if method not in METHODS:
-            load_plugins()
-        if method not in METHODS or method == "certified":
-            raise ValueError(f"method must be a registered estimate method other than "
-                             f"'certified' (use CertifiedAccountant), got {method!r}")
-        unknown = set(options) - set(METHODS[method].options)
-        if unknown:
-            raise ValueError(f"method {method!r} does not take option(s) {sorted(unknown)}")
+        estimate_method(method, options, "CertifiedAccountant")
         self.method = method
         self.options = dict(options)
         self.warning = ESTIMATE_WARNING.format(method=method)
