@@ -20,6 +20,7 @@ exactly from the binary64 inputs.
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 from collections.abc import Callable, Iterable
@@ -172,6 +173,11 @@ def is_short(f: Fraction, chars: int) -> bool:
     return bits <= 3 * chars and len(str(f)) <= chars
 
 
+_UNIQUE = itertools.count()
+"""Keys of Arb-enclosed reals: each is its own term (a freed object's id() can be reused, which
+once merged two different Gaussian mu of a composition into one)."""
+
+
 class ExactReal:
     """A normalized exact real: rational, log of a rational, or an Arb-enclosed real."""
 
@@ -193,14 +199,14 @@ class ExactReal:
         elif isinstance(x, ArbReal):
             self._compute = x.compute
             self.label = x.label
-            self.key = ("id", id(x))
+            self.key = ("id", next(_UNIQUE))  # never merged: id(x) can be reused once x is freed
         elif isinstance(x, arb):
             if not x.is_finite():
                 raise ValueError(f"{name} must be a finite ball, got {x}")
             self._compute = lambda: x
             self.fixed = True
             self.label = x.str(radius=True)
-            self.key = ("id", id(x))
+            self.key = ("id", next(_UNIQUE))
         else:
             f = to_fraction(x, name)
             if f is None:

@@ -313,3 +313,19 @@ def test_budget_exceeded_when_nothing_finishes():
         with pytest.raises(BudgetExceeded, match=r"time budget of 1e-09 s exceeded \(in x\)"):
             check_deadline("in x")
     check_deadline("outside")  # no deadline: never raises
+
+
+def test_distinct_arb_enclosed_gaussian_terms_are_not_merged():
+    # found by the fuzz: two rate-1 subsampled Gaussians (Arb-enclosed mu = sqrt(1/sigma^2)) were
+    # keyed by id() of freed objects and merged into one mu; the truth is mu-GDP with
+    # mu^2 = 3/4 + 4/9 (GDP Cor. 3.3), solved here by mpmath bisection at 50 digits
+    comp = [(PoissonSubsampledGaussian(2.0, 1.0), 3), (PoissonSubsampledGaussian(3.0, 1.0), 4)]
+    b = certified_epsilon(comp, 1e-5)
+    with mp.workdps(50):
+        mu = mp.sqrt(mp.mpf(3) / 4 + mp.mpf(4) / 9)
+        lo, hi = mp.mpf(0), mp.mpf(20)
+        for _ in range(120):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if _gdp(mu * mu, mid) > mp.mpf(1e-5) else (lo, mid)
+        assert b.lower_mpf <= hi and lo <= b.upper_mpf
+        assert b.upper_mpf - b.lower_mpf < mp.mpf(10) ** -20

@@ -68,7 +68,7 @@ from numeric.mechanisms.subsampled_gaussian import (
 from numeric.moments import gauss_legendre_panels
 
 from ..cgf import INT_ORDER_MAX, StepCGF, gaussian_cgf
-from ..exact_model import ArbReal, ExactComposition, arb_q
+from ..exact_model import ExactComposition
 from ..pllr import ContinuousPart, LawMoments, PLLRMoments, central_to_cumulants, symmetric_pair
 from ..registry import CertifiedMechanism, register_certified
 from ..special import (
@@ -486,13 +486,9 @@ def _exact_profile(mech: PoissonSubsampledGaussian, count: int) -> ExactComposit
             "pure/approximate-DP compositions only; the other certified methods (lattice, EEAI, "
             "Chernoff) still apply)"
         )
-    sigma = exact_param(mech, "sigma")
-    if isinstance(sigma, Fraction):  # typed: mu = 1/sigma exactly
-        return ExactComposition(gaussian=((1 / sigma, count),))
-    mu2 = mech.mu ** 2  # rate 1 is mu^2-GDP with mu^2 the binary64 (1/sigma)^2
-    f = Fraction(mu2)
-    return ExactComposition(gaussian=((ArbReal(lambda: arb_q(f).sqrt(), f"sqrt({mu2!r})"),
-                                       count),))
+    # rate 1 is the Gaussian mechanism with mu = 1/sigma, exactly (the typed decimal, else the
+    # binary64 sigma): not the rounded float (1/sigma)^2, which would certify a nearby mechanism
+    return ExactComposition(gaussian=((1 / Fraction(exact_param(mech, "sigma")), count),))
 
 
 register_certified(PoissonSubsampledGaussian, CertifiedMechanism(
