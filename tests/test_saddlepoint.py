@@ -342,3 +342,14 @@ def test_saddlepoint_imports_neither_methods_nor_auto_nor_certify():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
+
+
+def test_coincident_points_refuse_the_interpolated_step_instead_of_crashing():
+    # found by the fuzz: a divided difference over coincident log-delta values raised
+    # ZeroDivisionError from the saddlepoint (and from AEA's reliability check of it)
+    from numeric import Gaussian, RandomizedResponse
+
+    comp = compose([(RandomizedResponse(571.2113401915404), 34655980886404),
+                    (Gaussian(13901.968258878916), 2197)])
+    res = saddlepoint_epsilon(comp, 4.370334417137599e-81)
+    assert math.isfinite(res.epsilon) and res.epsilon > 0.0

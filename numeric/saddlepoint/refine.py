@@ -123,11 +123,14 @@ def _inverse_hermite_root(p: Point, known: Iterable[Point], log_target: float) -
         return math.nan
     if not (left.log_delta > p.log_delta > right.log_delta):
         return math.nan
-    quintic = _osculating_value([left, p, right], log_target)
-    tol = _agree_tolerance(p)
-    for q in (left, right):
-        if not abs(_osculating_value([p, q], log_target) - quintic) <= tol:
-            return math.nan
+    try:
+        quintic = _osculating_value([left, p, right], log_target)
+        tol = _agree_tolerance(p)
+        for q in (left, right):
+            if not abs(_osculating_value([p, q], log_target) - quintic) <= tol:
+                return math.nan
+    except ZeroDivisionError:  # coincident values or a zero slope: no interpolant, no shortcut
+        return math.nan
     return quintic
 
 
