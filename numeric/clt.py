@@ -76,6 +76,14 @@ def _all_gaussian(comp: Composition) -> bool:
     return all((f := m.exact_family()) is not None and f[0] == "gaussian" for m, _ in comp.terms)
 
 
+def _clt_exact(comp: Composition) -> bool:
+    """The limit-theorem mu is exact only where each step's limit mu^2 is its GDP mu^2 (not, e.g.,
+    Bu et al.'s p^2 (e^{mu^2} - 1) for a subsampled Gaussian at rate 1)."""
+    return _all_gaussian(comp) and all(
+        math.isclose(m.clt_mu_squared(), m.exact_family()[1], rel_tol=1e-12)
+        for m, _ in comp.terms)
+
+
 def _profile_delta(mu: float, d: float, e: np.ndarray) -> np.ndarray:
     pure = delta_mu(mu, e) if mu > 0.0 else np.zeros_like(e)
     return d + (1.0 - d) * np.asarray(pure)
@@ -95,7 +103,7 @@ _NOTE = "central-limit approximation: an estimate, not a bound; it can under-rep
 def _result_delta(method, mu, d, direction, per, comp, eps) -> DeltaResult:
     e = as_float_array("eps", eps, nonnegative=True)
     vals = _profile_delta(mu, d, e)
-    exact = _all_gaussian(comp)
+    exact = _all_gaussian(comp) if method == "gdp" else _clt_exact(comp)
     scalar = np.ndim(eps) == 0
     return DeltaResult(
         delta=float(vals.reshape(-1)[0]) if scalar else vals,
@@ -112,7 +120,7 @@ def _result_delta(method, mu, d, direction, per, comp, eps) -> DeltaResult:
 def _result_eps(method, mu, d, direction, per, comp, delta) -> EpsilonResult:
     delta = check_delta("delta", delta)
     eps = _profile_epsilon(mu, d, delta)
-    exact = _all_gaussian(comp)
+    exact = _all_gaussian(comp) if method == "gdp" else _clt_exact(comp)
     warns = [] if exact else [_NOTE]
     if math.isinf(eps):
         warns.append(f"delta={delta!r} is not above the delta part {d!r}: no finite epsilon")

@@ -123,3 +123,12 @@ def test_epsilon_mu_round_trip(mu, logd):
         assert delta_mu(mu, eps) == pytest.approx(delta, rel=1e-9)
     else:
         assert delta_mu(mu, 0.0) <= delta
+
+
+def test_clt_is_not_exact_for_a_rate_one_subsampled_gaussian():
+    # found by the fuzz: Bu et al.'s limit mu^2 = p^2 (e^{1/sigma^2} - 1) is not the GDP mu^2 at
+    # rate 1, so the answer is an estimate with its warning (it was labelled exact, no warning)
+    from numeric import PoissonSubsampledGaussian, compose, epsilon
+
+    res = epsilon(compose([(PoissonSubsampledGaussian(0.5, 1.0), 2)]), 1e-5, "clt")
+    assert res.estimate and res.warnings
