@@ -296,7 +296,7 @@ def _search_hi(p: _Profile, target: float, variant: str) -> float:
     env = p.envelope(eps, variant)
     bad = np.flatnonzero(~(env < 0.5 * target))
     if bad.size and bad[-1] == len(eps) - 1:
-        raise ValueError(f"target delta {target!r} is too small for the Edgeworth search range")
+        raise NotApplicable(f"target delta {target!r} is too small for the Edgeworth search range")
     idx = 0 if bad.size == 0 else bad[-1] + 1
     return float(max(eps[idx], 1e-12))
 

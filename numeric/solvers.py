@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .errors import NotApplicable
+
 __all__ = ["Crossing", "brentq", "largest_crossing"]
 
 
@@ -128,7 +130,7 @@ def largest_crossing(
     downs = int(np.count_nonzero(above[:-1] & ~above[1:]))
     i = int(np.flatnonzero(above)[-1])
     if i == len(grid) - 1:
-        raise ValueError("the profile is still above the target at the end of the search range")
+        raise NotApplicable("the profile is still above the target at the end of the search range")
 
     def g(x: float) -> float:
         return float(np.asarray(f(np.array([x])))[0]) - target
