@@ -10,8 +10,10 @@ the ``certified`` method is the reference.
 
 from __future__ import annotations
 
+import math
 import random
 import sys
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -67,6 +69,10 @@ def test_oracle_flags_what_it_should():
     assert fr.findings(fr.compare(call, {"outcome": "answer", "value": 1.5, "warnings": ["w"]},
                                   ref)) == []
     assert fr.compare(call, {"outcome": "answer", "value": 3.01, "warnings": []}, ref) == []
+    # a float answer is judged against the interval rounded outward to binary64
+    assert fr.off_interval(0.0, Decimal("1e-400000"), Decimal("2e-400000")) == ("in", 0.0)
+    assert fr.off_interval(0.1, Decimal("0.1"), Decimal("0.1")) == ("in", 0.0)
+    assert fr.off_interval(math.inf, Decimal(1), Decimal("Infinity")) == ("in", 0.0)
 
 
 def _run(worker, rng, methods, vias):
