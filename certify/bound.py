@@ -64,6 +64,23 @@ class Bound:
         lo, hi = endpoints(ball)
         return cls(quantity, lo, hi, method, method, precision, **kw)
 
+    # the result surface shared with numeric's EpsilonResult / DeltaResult
+    method = "certified"
+    estimate = False
+    certified = True
+
+    @property
+    def value(self) -> float:
+        """The upper end as a float rounded up (``inf`` if unbounded): the safe single number."""
+        if not self.upper.is_finite:
+            return math.inf
+        up = self.upper_mpf
+        x = float(up)
+        return math.nextafter(x, math.inf) if mpmath.mpf(x) < up else x
+
+    def __float__(self) -> float:
+        return self.value
+
     @property
     def lower_mpf(self) -> mpmath.mpf:
         """Lower end as an exact mpmath number."""
@@ -108,8 +125,8 @@ class Bound:
         """JSON-safe dictionary: exact decimal strings; an infinite end is null with a flag."""
         return {
             "quantity": self.quantity,
-            "lower": self.lower.decimal(),
-            "upper": self.upper.decimal(),
+            "lower": self.lower.decimal("floor"),
+            "upper": self.upper.decimal("ceiling"),
             "lower_infinite": not self.lower.is_finite,
             "upper_infinite": not self.upper.is_finite,
             "lower_method": self.lower_method,
@@ -119,6 +136,8 @@ class Bound:
             "vacuous": self.vacuous,
             "assumptions": list(self.assumptions),
             "warnings": list(self.warnings),
+            "method": "certified",
+            "certified": True,
             "estimate": False,
             "inputs": json_safe(self.inputs),
         }

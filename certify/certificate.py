@@ -266,7 +266,7 @@ def verify(path: str | os.PathLike, *, allow_files: bool = False
 
     fn = certified_epsilon if query == "epsilon" else certified_delta
     recomputed = fn(comp, value)
-    lo_r, hi_r = recomputed.lower.decimal(), recomputed.upper.decimal()
+    lo_r, hi_r = recomputed.lower.decimal("floor"), recomputed.upper.decimal("ceiling")
     inside_lo = lo_c is None or (lo_r is not None and Fraction(lo_r) >= lo_c)
     inside_hi = hi_c is None or (hi_r is not None and Fraction(hi_r) <= hi_c)
     if claim.get("lower_infinite") and lo_c is None:

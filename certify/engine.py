@@ -128,9 +128,19 @@ class Endpoint:
         with mpmath.workprec(bits):
             return mpmath.mpf((self.man, self.exp)) * 1  # exact at this precision
 
-    def decimal(self) -> str | None:
-        """Exact decimal string, or None for an infinity."""
-        return None if self.inf else exact_decimal(self.man, self.exp)
+    def decimal(self, rounding: str | None = None) -> str | None:
+        """Exact decimal string, or None for an infinity.
+
+        An endpoint whose exact expansion would exceed :data:`MAX_EXACT_DIGITS` digits (a
+        dyadic far from 1, e.g. 2^-20000) is written with :data:`ROUNDED_DIGITS` significant
+        digits, rounded outward: ``rounding="floor"`` for a lower end, ``"ceiling"`` for an
+        upper end (so the written interval still contains the exact one); nearest without one.
+        """
+        if self.inf:
+            return None
+        if _decimal_digits(self.man, self.exp) <= MAX_EXACT_DIGITS:
+            return exact_decimal(self.man, self.exp)
+        return rounded_decimal(self.man, self.exp, rounding)
 
 
 def endpoints(x: arb) -> tuple[Endpoint, Endpoint]:
@@ -171,6 +181,43 @@ def _normal(man: int, exp: int) -> Endpoint:
 def _exact(x: arb) -> Endpoint:
     man, exp = x.man_exp()
     return Endpoint(int(man), int(exp))
+
+
+MAX_EXACT_DIGITS = 1000
+"""Longest exact decimal expansion written; longer ones are rounded outward."""
+ROUNDED_DIGITS = 60
+
+
+def _decimal_digits(man: int, exp: int) -> int:
+    """An upper estimate of the digits of the exact decimal of ``man * 2**exp``."""
+    bits = abs(man).bit_length()
+    return int((bits + abs(exp)) * 0.7) + 2
+
+
+def rounded_decimal(man: int, exp: int, rounding: str | None) -> str:
+    """``man * 2**exp`` with :data:`ROUNDED_DIGITS` significant digits, rounded toward
+    ``rounding`` ("floor", "ceiling"; None: nearest), in decimal arithmetic, with one extra ulp
+    outward so that the two roundings of the computation cannot cross the exact value."""
+    from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal, localcontext
+
+    if man == 0:
+        return "0"
+    negative = man < 0
+    up = {"floor": negative, "ceiling": not negative, None: None}[rounding]  # magnitude up?
+    mode = ROUND_HALF_EVEN if up is None else (ROUND_CEILING if up else ROUND_FLOOR)
+    with localcontext() as ctx:
+        ctx.Emax, ctx.Emin = 10**9, -(10**9)
+        ctx.prec = ROUNDED_DIGITS + 30  # the power's own error stays far below the final ulp
+        mag = Decimal(abs(man)) * (Decimal(2) ** exp)
+        ctx.prec = ROUNDED_DIGITS
+        ctx.rounding = mode
+        mag = +mag  # round to ROUNDED_DIGITS in the magnitude's direction
+        if up is True:
+            mag = mag.next_plus()
+        elif up is False:
+            mag = mag.next_minus()
+        text = str(-mag if negative else mag)  # (negation is exact at this precision)
+    return text
 
 
 def exact_decimal(man: int, exp: int) -> str:

@@ -125,6 +125,7 @@ from .lattice_grid import (
     bounded_cache,
     ceil_dyadic,
     check_lattice_budget,
+    coarse_to_fine,
     cut_points,
     default_grid,
     fold,
@@ -506,6 +507,15 @@ def lattice_epsilon_bound(
 def lattice_delta_interval(
     composition: Any, eps: Any, *, h: float | None = None, bits: int | None = None
 ) -> Bound:
+    r"""Certified enclosure of delta(eps) (see :func:`_delta_interval`), under an active time
+    budget on the coarsest-first grids of :func:`certify.lattice_grid.coarse_to_fine`."""
+    return coarse_to_fine(composition, h, bits, _BOTH,
+                          lambda hh: _delta_interval(composition, eps, h=hh, bits=bits))
+
+
+def _delta_interval(
+    composition: Any, eps: Any, *, h: float | None = None, bits: int | None = None
+) -> Bound:
     r"""Certified enclosure of delta(eps): lower end from the binned test, upper end as
     :func:`lattice_delta_bound`. Lower end: the max over pair orders of the per-order test values
     (clipped at 0); a ball ``eps`` is evaluated at its upper end for the lower bound.
@@ -515,7 +525,6 @@ def lattice_delta_interval(
             within an active time budget).
         ValueError: on bad input.
     """
-    check_lattice_budget(composition, h, bits, _BOTH)
     up = lattice_delta_bound(composition, eps, h=h, bits=bits)
     comp = compose(composition)
     e = to_arb("eps", eps)
@@ -536,6 +545,15 @@ def lattice_delta_interval(
 def lattice_epsilon_interval(
     composition: Any, delta: Any, *, h: float | None = None, bits: int | None = None
 ) -> Bound:
+    r"""Certified enclosure of eps(delta) (see :func:`_epsilon_interval`), under an active time
+    budget on the coarsest-first grids of :func:`certify.lattice_grid.coarse_to_fine`."""
+    return coarse_to_fine(composition, h, bits, _BOTH,
+                          lambda hh: _epsilon_interval(composition, delta, h=hh, bits=bits))
+
+
+def _epsilon_interval(
+    composition: Any, delta: Any, *, h: float | None = None, bits: int | None = None
+) -> Bound:
     r"""Certified enclosure of eps(delta): lower end from the binned test (max over pair
     orders: the certified test value exceeds delta at eps_lo, so eps(delta) >= eps_lo), upper end
     as :func:`lattice_epsilon_bound`.
@@ -545,7 +563,6 @@ def lattice_epsilon_interval(
             within an active time budget).
         ValueError: on a delta outside (0, 1).
     """
-    check_lattice_budget(composition, h, bits, _BOTH)
     up = lattice_epsilon_bound(composition, delta, h=h, bits=bits)
     comp = compose(composition)
     target = to_arb("delta", delta)

@@ -47,10 +47,12 @@ __all__ = [
     "ceil_dyadic",
     "check_lattice_budget",
     "check_params",
+    "coarse_to_fine",
     "cut_points",
     "default_grid",
     "floor_dyadic",
     "fold",
+    "grid_points",
     "grid_range",
     "lattice_terms",
     "single_step_delta",
@@ -315,6 +317,95 @@ def _seconds_per_point(step: LatticeStep, lo: float, bits: int, lower: bool) -> 
         return (time.perf_counter() - t0) / _TIMING_POINTS
 
 
+COST_SAFETY = 1.6
+"""The up-front estimate counts the single-step evaluations only (measured: ~70% of the whole
+lattice time); the budget check multiplies it by this factor."""
+COARSENINGS = 3
+"""Grids up to 4^3 = 64 times coarser than the default are tried first under a time budget."""
+
+
+POINTS_PER_SECOND = 12_000
+"""Single-step grid points a time budget buys, for the deterministic grid choice of
+:func:`coarse_to_fine` (measured on the 2-core reference machine: ~25 000 points/s for the
+whole lattice of a subsampled Gaussian, Laplace a little faster; halved for safety)."""
+
+
+def grid_points(composition: Any, h: float | None, builders: tuple[tuple[Any, bool], ...]) -> int:
+    """Single-step grid points the lattice evaluates at spacing ``h`` (None: default), counting
+    every term, pair order and builder, cached or not (so the count is deterministic)."""
+    comp = compose(composition)
+    points = 0
+    for direction in comp.directions:
+        terms, total = lattice_terms(comp, direction)
+        h_d = default_grid(comp, None, direction) if h is None else h
+        for step, _ in terms:
+            lo, hi = grid_range(step, total)
+            points += (math.ceil(hi / h_d) - math.floor(lo / h_d) + 1) * len(builders)
+    return points
+
+
+def coarse_to_fine(composition: Any, h: float | None, bits: int | None,
+                   builders: tuple[tuple[Any, bool], ...], compute: Any) -> Any:
+    """``compute(h)`` under the active time budget, on a grid the budget can afford.
+
+    Without a budget, or with an explicit ``h``, this is :func:`check_lattice_budget` then
+    ``compute(h)``. With a budget and the default grid, the target grid is the finest of the
+    default and 4^k times coarser ones (k <= :data:`COARSENINGS`) whose point count fits
+    ``seconds x`` :data:`POINTS_PER_SECOND`: a choice that depends on the composition and the
+    budget only, never on machine load or caches, so the same query gives the same answer. The
+    grids from the coarsest up to the target are computed in turn and intersected (each gives
+    a sound enclosure; docs/math.md section 8), so that a deadline hit on a slow machine still
+    leaves the coarser answer.
+
+    Args:
+        composition: The composition.
+        h: Grid spacing (None: default).
+        bits: Fixed-point bits (None: default).
+        builders: What is evaluated per term (upper, lower).
+        compute: ``h -> Bound``.
+
+    Returns:
+        The (intersected) bound, with a warning when the target is not the default grid.
+
+    Raises:
+        BudgetExceeded: if not even the coarsest grid fits, or the deadline passes before it
+            is done.
+    """
+    deadline = current_deadline()
+    if h is not None or deadline is None:
+        check_lattice_budget(composition, h, bits, builders)
+        return compute(h)
+    comp = compose(composition)
+    base = max(default_grid(comp, None, d) for d in comp.directions)
+    afford = deadline.seconds * POINTS_PER_SECOND
+    levels = [k for k in range(COARSENINGS, -1, -1) if k == 0 or base * 4.0**k <= 1.0]
+    target = next((k for k in reversed(levels)
+                   if grid_points(comp, base * 4.0**k if k else None, builders) <= afford), None)
+    if target is None:
+        raise BudgetExceeded(
+            f"{deadline.describe()} too short for the lattice: even a grid {4**COARSENINGS}x "
+            f"coarser than the default needs more than {afford:.0f} single-step points"
+        )
+    best = None
+    for k in levels:
+        if k < target:
+            break
+        try:
+            b = compute(base * 4.0**k if k else None)
+        except BudgetExceeded:
+            if best is None:
+                raise
+            break
+        best = b if best is None else best.intersect(b)
+    if target != 0:
+        note = (f"lattice grid h = {base * 4.0**target!r} (default {base!r}): the time budget "
+                "affords no finer grid; a sound but wider enclosure")
+        best = type(best)(best.quantity, best.lower, best.upper, best.lower_method,
+                          best.upper_method, best.precision, best.assumptions, best.direction,
+                          (*best.warnings, note), best.inputs)
+    return best
+
+
 def check_lattice_budget(composition: Any, h: float | None, bits: int | None,
                          builders: tuple[tuple[Any, bool], ...]) -> None:
     """Refuse up front when the lattice cannot finish within the active time budget.
@@ -356,7 +447,7 @@ def check_lattice_budget(composition: Any, h: float | None, bits: int | None,
                 seconds += n * timed[key]
             check_deadline("in the lattice cost estimate")
     left = remaining()
-    if seconds > left:
+    if seconds * COST_SAFETY > left:
         raise BudgetExceeded(
             f"{deadline.describe()} exceeded (estimated up front: the lattice needs at least "
             f"~{seconds:.2g} s for {points} single-step evaluations, {max(left, 0.0):.2g} s "

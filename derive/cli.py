@@ -73,8 +73,14 @@ def _params(items: list[str]) -> dict[str, float]:
 def _run_derive(args) -> int:
     import sympy as sp
 
+    from .mechanism import MAX_ORDER
+
     spec = _load_spec(args.mechanism)
     values = _params(args.param)
+    # every flag is checked before anything is printed (no partial output on bad input)
+    if isinstance(args.order, bool) or not 1 <= args.order <= MAX_ORDER:
+        raise ValueError(f"--order must be an integer in [1, {MAX_ORDER}], got {args.order!r}")
+    spec.parameter_values(values or None)
     show = sp.latex if args.latex else sp.sstr
     print(f"mechanism: {spec.name}  ({spec.description})" if spec.description else spec.name)
     print(f"PLLR L = log q/p:\n  {show(spec.pllr())}")

@@ -41,7 +41,7 @@ from .saddlepoint import saddlepoint_delta, saddlepoint_epsilon
 
 __all__ = ["AUTO_TIME_BUDGET", "auto_delta", "auto_epsilon"]
 
-AUTO_TIME_BUDGET = 3.0
+AUTO_TIME_BUDGET = 3.5
 """Seconds that ``auto`` gives the certified methods before it settles for what finished."""
 
 _FIRED = "auto: the saddlepoint diagnostics fired"

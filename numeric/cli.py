@@ -31,6 +31,7 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from importlib import metadata
 
 from ._validation import check_count, parse_decimal
+from .calibrate import register_command as register_calibrate
 from .composition import Composition, compose
 from .errors import NotApplicable
 from .mechanisms import MECHANISMS, PoissonSubsampledGaussian, RandomizedResponse
@@ -118,6 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_query(sub, "delta", "eps", "delta at a given epsilon")
     demo = sub.add_parser("demo", help="a representative DP-SGD accounting, side by side")
     demo.set_defaults(handler=_run_demo)
+    register_calibrate(sub)
     for ep in metadata.entry_points(group="edgeworth.commands"):
         try:
             ep.load()(sub)
@@ -237,6 +239,8 @@ def _run_demo(args) -> int:
     sgd = compose([(PoissonSubsampledGaussian(sigma, rate), steps)])
     print(f"DP-SGD: noise multiplier {sigma}, Poisson rate {rate}, {steps} steps, delta {delta:g}")
     print(f"  {'method':<34} {'epsilon':>10}  {'time':>11}   what it is")
+    print(_row("auto (the default)", lambda: epsilon_by_method(sgd, delta, "auto"),
+               "exact, else saddlepoint if its diagnostics pass, else certified"))
     for order in (0, 1, 2):
         print(_row(f"AEA (Q-only Edgeworth) order {order}",
                    lambda o=order: epsilon_by_method(sgd, delta, "aea", order=o),

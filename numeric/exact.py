@@ -23,7 +23,7 @@ import numpy as np
 from ._validation import as_float_array, check_delta
 from .composition import Composition, compose
 from .errors import NotApplicable
-from .gdp import delta_mu, epsilon_mu
+from .gdp import MAX_MU, delta_mu, epsilon_mu
 from .mechanisms.base import DIRECTION_PQ
 from .pure_dp import pure_dp_delta, pure_dp_epsilon
 from .results import DeltaResult, EpsilonResult
@@ -60,7 +60,11 @@ def exact_family_of(comp: Composition) -> tuple[str, float, int]:
         )
     kind = kinds.pop()
     if kind == "gaussian":
-        return ("gaussian", math.sqrt(sum(c * f[1] for f, c in active)), 0)
+        mu = math.sqrt(sum(c * f[1] for f, c in active))
+        if not (mu <= MAX_MU):
+            raise NotApplicable(f"exact: the composed GDP mu = {mu:.6g} exceeds {MAX_MU:g} "
+                                "(eps beyond ~5e23 is not resolved in binary64)")
+        return ("gaussian", mu, 0)
     eps0s = {f[1] for f, _ in active}
     if len(eps0s) > 1:
         raise NotApplicable(
@@ -90,12 +94,18 @@ def exact_delta(composition, eps) -> DeltaResult:
     d = comp.delta_part
     vals = d + (1.0 - d) * _pure_delta(family, e)
     scalar = np.ndim(eps) == 0
+    warns: tuple[str, ...] = ()
+    if family[0] == "gaussian" and family[1] > 0.0 and np.any(vals == 0.0):
+        # delta_mu(eps) > 0 for every finite eps: a 0 is an underflow, not an exact zero
+        warns = ("delta underflows binary64 at some eps (the exact value is positive but below "
+                 "~1e-308); the certified method gives its exact enclosure",)
     return DeltaResult(
         delta=float(vals.reshape(-1)[0]) if scalar else vals,
         eps=float(e) if scalar else e,
         method="exact",
         estimate=False,
         direction=DIRECTION_PQ,
+        warnings=warns,
         details={"family": family[0], "parameter": family[1], "delta_part": d},
     )
 

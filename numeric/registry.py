@@ -18,6 +18,7 @@ __all__ = [
     "METHODS",
     "PLUGIN_ERRORS",
     "AccountingMethod",
+    "estimate_method",
     "get_method",
     "load_plugins",
     "register_method",
@@ -76,6 +77,28 @@ def load_plugins() -> None:
             ep.load()(register_method)
         except Exception as exc:  # a broken plug-in must not break the base layer
             PLUGIN_ERRORS.append(f"plug-in {ep.name!r} failed to load: {exc}")
+
+
+def estimate_method(name: str, options: dict[str, Any], instead: str) -> AccountingMethod:
+    """A registered method other than ``certified``, with ``options`` it takes (for the estimate
+    variants of the drop-in accountants).
+
+    Args:
+        name: Method name.
+        options: Keyword options meant for it.
+        instead: What to use for certified answers (named in the error).
+
+    Raises:
+        ValueError: for an unknown method, ``certified``, or an option the method lacks.
+    """
+    method = get_method(name, required=False)
+    if method is None or name == "certified":
+        raise ValueError(f"method must be a registered estimate method other than "
+                         f"'certified' (use {instead}), got {name!r}")
+    unknown = set(options) - set(method.options)
+    if unknown:
+        raise ValueError(f"method {name!r} does not take option(s) {sorted(unknown)}")
+    return method
 
 
 def get_method(name: str, *, required: bool = True) -> AccountingMethod | None:

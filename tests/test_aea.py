@@ -196,3 +196,31 @@ def test_huge_eps0_is_a_point_mass_not_a_silent_zero(eps0, variant):
     assert d[0] == pytest.approx(1.0, abs=1e-300)
     assert d[1] == pytest.approx(1e-5, abs=2 * math.ulp(want))
     assert d[2] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("sigma", "rate", "m", "delta", "warns"),
+    [
+        # -19.6% against the certified [0.303496, 0.303671] (dp_accounting-free reference: the
+        # certified lattice of this repository, README table): must warn
+        (0.8, 0.001, 1000, 1e-5, True),
+        (1.0, 0.01, 1000, 1e-5, True),  # -2.5% against [1.828216, 1.828278]
+        (1.0, 0.01, 1000, 1e-300, True),  # a threshold test proves eps >= 21.8; AEA says 15.5
+        (1.0, 0.01, 10_000, 1e-10, True),  # -1.35% against [9.316008, 9.316398]
+        (1.0, 0.01, 100_000, 1e-5, False),  # within 5e-5 of [25.572604, 25.574113]
+    ],
+)
+def test_aea_warns_where_it_is_off_by_more_than_a_percent(sigma, rate, m, delta, warns):
+    from numeric import PoissonSubsampledGaussian
+
+    res = aea_epsilon(compose([(PoissonSubsampledGaussian(sigma, rate), m)]), delta)
+    flagged = [w for w in res.warnings if "saddlepoint" in w]
+    assert bool(flagged) is warns, res.warnings
+
+
+def test_lattice_facts_are_notes_not_warnings():
+    from numeric import RandomizedResponse
+
+    res = aea_epsilon(compose([(RandomizedResponse(0.1), 1000)]), 1e-5)
+    assert res.warnings == ()  # within 0.03% of the exact 17.787128: nothing to check
+    assert any("atoms" in n for n in res.details["notes"])

@@ -173,3 +173,30 @@ def test_tiny_sigma_one_step_is_certified_quickly_within_memory():
     assert res["method"] == "certified" and res["certified"] is True
     lower, upper = Decimal(res["lower"]), Decimal(res["upper"])
     assert Decimal("167.9581") < lower <= upper < Decimal("167.9582")
+
+
+@pytest.mark.parametrize("sigma", ["1e-3", "1e-6", "1e6"])
+@pytest.mark.parametrize("steps", ["1", "1000000000000000"])
+def test_gaussian_extremes_are_answered(capsys, sigma, steps):
+    rc = main(["epsilon", "--mechanism", "gaussian", "--sigma", sigma, "--steps", steps,
+               "--delta", "1e-5", "--json"])
+    captured = capsys.readouterr()
+    assert rc == 0, captured.err
+    out = json.loads(captured.out)
+    assert out["epsilon"] is not None and out["epsilon"] >= 0.0
+
+
+def test_gaussian_below_the_documented_domain_is_a_clear_bad_input(capsys):
+    assert main(["epsilon", "--mechanism", "gaussian", "--sigma", "1e-200", "--steps", "10",
+                 "--delta", "1e-5"]) == 2
+    err = capsys.readouterr().err
+    assert "sigma" in err and "Traceback" not in err and len(err.splitlines()) == 1
+
+
+def test_huge_eps0_mixed_with_dp_sgd_is_certified():
+    # found by benchmarks/bench_auto.py: the lattice's grid spacing exceeds 1 here (no coarser
+    # grid exists) and its lower eps search ran past 5e5
+    pytest.importorskip("flint")
+    comp = compose([(RandomizedResponse(700.0), 1000), (PoissonSubsampledGaussian(1.0, 0.01), 100)])
+    res = epsilon(comp, 1e-5)
+    assert res.certified and res.lower <= Decimal(700000) <= res.upper

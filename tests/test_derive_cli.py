@@ -50,10 +50,13 @@ def test_mechanism_from_python_file(capsys, tmp_path):
     ("derive", "laplace", "--order", "0"),
     ("derive", "laplace", "--param", "mu"),
     ("derive", "laplace", "--param", "mu=abc"),
+    ("derive", "laplace", "--order", "99"),
+    ("derive", "laplace", "--param", "zz=1"),
 ])
 def test_bad_input_is_one_line(capsys, argv):
-    rc, _, err = run(capsys, *argv)
+    rc, out, err = run(capsys, *argv)
     assert rc == 2 and "Traceback" not in err and len(err.splitlines()) == 1, err
+    assert out == ""  # every flag is checked before anything is printed
 
 
 def test_broken_file_is_one_line(capsys, tmp_path):

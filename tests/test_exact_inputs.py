@@ -139,3 +139,17 @@ def test_typed_record_survives_only_exact_rounding():
     assert RandomizedResponse(0.5).with_typed({"eps": "0.5"}).typed == ()
     m = RandomizedResponse(0.1).with_typed({"eps": Decimal("0.1")})
     assert m.exact_value("eps") == Fraction(1, 10) and m != RandomizedResponse(0.1)
+
+
+def test_far_dyadic_ends_are_written_rounded_outward():
+    # 2^-20000 has a 20000-digit exact decimal (beyond Python's int-to-str limit); such ends are
+    # written with 60 digits, the lower end rounded down and the upper end up (found by the fuzz)
+    from certify.engine import Endpoint
+
+    for man, exp in ((3, -20000), (-3, -20000), (12345678901234567, 5000), (-7, 4000)):
+        e = Endpoint(man, exp)
+        lo, hi = e.decimal("floor"), e.decimal("ceiling")
+        x = Fraction(man) * Fraction(2) ** exp
+        assert len(lo) < 80 and len(hi) < 80
+        assert Fraction(Decimal(lo)) <= x <= Fraction(Decimal(hi))
+    assert Endpoint(1, -10).decimal("floor") == "0.0009765625"  # short ones stay exact

@@ -87,3 +87,50 @@ def test_spec_numbers_are_read_exactly_and_used_as_floats(tmp_path):
     """)
     (mech, count), = load_spec(spec).terms
     assert mech.eps == 0.1 and count == 10
+
+
+_DERIVED = '''
+import sympy as sp
+
+from derive.compile import compile_mechanism
+from derive.mechanism import DiscreteMechanism, Parameter
+
+c = sp.Symbol("c", positive=True)
+THREE_POINT = DiscreteMechanism(
+    "three-point-spec-test",
+    p=(sp.Rational(1, 2), sp.Rational(1, 3), sp.Rational(1, 6)),
+    q=(sp.Rational(1, 2) - c / 4, sp.Rational(1, 3), sp.Rational(1, 6) + c / 4),
+    params=(Parameter(c, default=0.6, domain=(0.0, 1.0), typical=(0.1, 0.9)),),
+)
+
+
+def MECHANISM(c):
+    return compile_mechanism(THREE_POINT, c=c)
+'''
+
+
+def test_spec_file_with_a_derived_mechanism_every_method(tmp_path, capsys):
+    # a mechanism derived from its pmf by derive, named by a spec file: auto, certified and
+    # a certificate work for it as for a built-in
+    pytest.importorskip("sympy")
+    pytest.importorskip("flint")
+    _write(tmp_path, "three.py", _DERIVED)
+    spec = _write(tmp_path, "comp.toml", """
+        [[mechanism]]
+        file = "three.py"
+        c = 0.6
+        count = 50
+    """)
+    outs = {}
+    for method in ("saddlepoint", "certified"):  # (each run executes the file: sympy, seconds)
+        assert main(["epsilon", "--spec", str(spec), "--delta", "1e-5", "--method", method,
+                     "--json"]) == 0, capsys.readouterr().err
+        outs[method] = json.loads(capsys.readouterr().out)
+    lo, hi = float(outs["certified"]["lower"]), float(outs["certified"]["upper"])
+    assert lo <= hi
+    assert outs["saddlepoint"]["epsilon"] == pytest.approx(hi, rel=0.05)
+    assert outs["certified"]["method"] == "certified"
+    cert = tmp_path / "cert.json"
+    assert main(["certify", "--spec", str(spec), "--delta", "1e-5", "--out", str(cert)]) == 0
+    assert main(["verify", str(cert), "--allow-python-files"]) == 0
+    capsys.readouterr()

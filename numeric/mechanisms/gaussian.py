@@ -20,6 +20,8 @@ import numpy as np
 from .._validation import check_positive
 from .base import Mechanism, PLLRCumulants, register_mechanism, symmetric_cumulants
 
+_MAX_MU = 1e6  # the documented domain: mu-GDP with mu <= 1e6
+
 __all__ = ["Gaussian", "gaussian_cgf_batch"]
 
 
@@ -65,6 +67,12 @@ class Gaussian(Mechanism):
     def __post_init__(self) -> None:
         object.__setattr__(self, "sigma", check_positive("sigma", self.sigma))
         object.__setattr__(self, "sensitivity", check_positive("sensitivity", self.sensitivity))
+        mu = self.sensitivity / self.sigma
+        if not (mu <= _MAX_MU):  # eps ~ mu^2/2 > 5e11 beyond it; mu^2 overflows near 1e154
+            raise ValueError(
+                f"sigma must be >= sensitivity / {_MAX_MU:g} (mu = sensitivity/sigma <= "
+                f"{_MAX_MU:g}), got sigma={self.sigma!r}, sensitivity={self.sensitivity!r}"
+            )
 
     @property
     def mu(self) -> float:

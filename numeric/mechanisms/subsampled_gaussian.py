@@ -42,7 +42,7 @@ from functools import lru_cache
 import numpy as np
 
 from .._validation import check_positive, check_rate
-from ..errors import BudgetExceeded
+from ..errors import BudgetExceeded, NotApplicable
 from ..moments import (
     cumulants_from_central_moments,
     cumulants_from_weights,
@@ -172,7 +172,7 @@ def _cached_cumulants(mu: float, rate: float, order: int) -> tuple[tuple, tuple]
     err = np.maximum(np.abs(kx - cx), np.abs(ky - cy))
     if not np.all(err <= 1e-9 * scale + 1e-12 * unit):
         worst = float(np.max(err / np.maximum(scale, 1e-300)))
-        raise ValueError(
+        raise NotApplicable(  # valid input that this quadrature cannot resolve: not bad input
             f"quadrature for the subsampled Gaussian (sigma={1 / mu!r}, rate={rate!r}) did not "
             f"converge: relative disagreement {worst:.2e} between rules at order {order}"
         )
@@ -197,7 +197,7 @@ _SG_TRIM = 3000
 _SG_LO = -13.0  # left end of the rule (P-mass below it < 1e-38)
 _SG_T, _SG_W = np.polynomial.legendre.leggauss(_SG_NODES)
 _RULES = 32  # quadrature rules kept (least recently used dropped)
-_MAX_RULE_NODES = 1 << 21  # memory budget of one rule: 3 arrays of 2M doubles (48 MB)
+_MAX_RULE_NODES = 1 << 23  # memory budget of one rule: 3 arrays of 8.4M doubles (~0.5 GB peak)
 _MAX_GROUP_CELLS = 1 << 24  # and of one batch: tilts x nodes (128 MB per work array)
 
 
