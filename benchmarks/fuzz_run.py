@@ -544,7 +544,9 @@ def compare(call: dict, rec: dict, ref: dict) -> list[str]:
     if rel > REL_TOL and not rec.get("warnings"):
         out.append(f"silent-wrong {side} by {rel:.3g} {ref_text}")
     elif rel > REL_TOL and call["method"] == "auto":
-        out.append(f"note-auto-off-warned {side} by {rel:.3g} {ref_text}")
+        passed = rec.get("method_used") == "saddlepoint" and not rec.get("diagnostics")
+        kind = "note-auto-passed-diagnostics-off" if passed else "note-auto-off-warned"
+        out.append(f"{kind} {side} by {rel:.3g} {ref_text}")
     return out
 
 

@@ -10,7 +10,10 @@ the ``certified`` method is the reference.
 
 from __future__ import annotations
 
+import math
+import random
 import sys
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -28,6 +31,11 @@ from numeric.mechanisms import MECHANISMS
 _SETTINGS = {"derandomize": True, "deadline": None, "database": None,
              "suppress_health_check": list(HealthCheck),
              "phases": (Phase.explicit, Phase.reuse, Phase.generate)}
+
+
+# edge-seeking draws (Hypothesis' own random, biased to the ends of every range) and draws spread
+# like the big run's (a seeded random.Random)
+_RNG = st.one_of(st.randoms(use_true_random=False), st.integers(0, 2**64 - 1).map(random.Random))
 
 
 @pytest.fixture(scope="module")
@@ -61,6 +69,10 @@ def test_oracle_flags_what_it_should():
     assert fr.findings(fr.compare(call, {"outcome": "answer", "value": 1.5, "warnings": ["w"]},
                                   ref)) == []
     assert fr.compare(call, {"outcome": "answer", "value": 3.01, "warnings": []}, ref) == []
+    # a float answer is judged against the interval rounded outward to binary64
+    assert fr.off_interval(0.0, Decimal("1e-400000"), Decimal("2e-400000")) == ("in", 0.0)
+    assert fr.off_interval(0.1, Decimal("0.1"), Decimal("0.1")) == ("in", 0.0)
+    assert fr.off_interval(math.inf, Decimal(1), Decimal("Infinity")) == ("in", 0.0)
 
 
 def _run(worker, rng, methods, vias):
@@ -69,22 +81,22 @@ def _run(worker, rng, methods, vias):
     assert not fr.findings(bad), f"{fr.repro(call)} -> {bad}: {rec}"
 
 
-@settings(max_examples=150, **_SETTINGS)
-@given(rng=st.randoms(use_true_random=False))
+@settings(max_examples=200, **_SETTINGS)
+@given(rng=_RNG)
 def test_fuzz_cheap_methods(worker, rng):
     _run(worker, rng, fr.CHEAP_METHODS, (("api", 80), ("cli", 17), ("cli-proc", 3)))
 
 
 @pytest.mark.slow
 @settings(max_examples=600, **_SETTINGS)
-@given(rng=st.randoms(use_true_random=False))
+@given(rng=_RNG)
 def test_fuzz_all_methods(worker, rng):
     _run(worker, rng, fr.ALL_METHODS, (("api", 80), ("cli", 15), ("cli-proc", 5)))
 
 
 @pytest.mark.slow
 @settings(max_examples=40, **_SETTINGS)
-@given(rng=st.randoms(use_true_random=False))
+@given(rng=_RNG)
 def test_fuzz_checked_against_certified(worker, rng):
     item = fr.run_checked(worker, fr.make_draw(rng))
     bad = [(fr.repro(call), b, rec.get("value")) for call, rec, bads in item["calls"]
