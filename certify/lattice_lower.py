@@ -287,7 +287,10 @@ def _lower_single(step: LatticeStep, h: float, bits: int, count: int
             if tilt is None:  # renormalising constant gamma (any value is valid)
                 z = sum(((arb(a + i) * hh).exp() * (tp[i] - tp[i + 1]) for i in range(n)),
                         arb(0))
-                tilt = -math.log(float(z.mid()))
+                # in Arb: z can lie below the smallest double (a float log would fail)
+                tilt = float((-z.log()).mid()) if z > 0 else 0.0
+                if not math.isfinite(tilt):
+                    tilt = 0.0
             qs, rs, worst = [], [], 0.0
             for i in range(n):
                 qk = tq[i] - tq[i + 1]

@@ -76,7 +76,9 @@ def _certified(kind: str, comp: Composition, x, budget: float | None, tried: lis
         tried.append(f"certified: {exc}")
         return None
     d = bound.to_dict()
-    if d.get("upper") is None or d.get("vacuous"):
+    informative = d.get("quantity") == "delta" and d.get("lower") not in (None, "0") and \
+        float(d["lower"]) > 0.0  # a delta enclosure [0.99.., 1] says much, though upper >= 1
+    if d.get("upper") is None or (d.get("vacuous") and not informative):
         tried.append(f"certified: only a vacuous enclosure [{d.get('lower')}, {d.get('upper')}]")
         return None
     return d

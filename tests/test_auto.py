@@ -17,6 +17,7 @@ from numeric import (
     DeltaResult,
     EpsilonResult,
     Gaussian,
+    Laplace,
     Mechanism,
     PLLRCumulants,
     PoissonSubsampledGaussian,
@@ -200,3 +201,15 @@ def test_huge_eps0_mixed_with_dp_sgd_is_certified():
     comp = compose([(RandomizedResponse(700.0), 1000), (PoissonSubsampledGaussian(1.0, 0.01), 100)])
     res = epsilon(comp, 1e-5)
     assert res.certified and res.lower <= Decimal(700000) <= res.upper
+
+
+def test_fuzz_findings_auto_uses_informative_enclosures_and_tiny_tilts():
+    pytest.importorskip("flint")
+    # a delta enclosure [0.99..., 1] is informative although its upper end is 1 (the saddlepoint
+    # said 0 here); and the lattice's renormalising tilt no longer takes a float log of an
+    # underflowed number (was "math domain error", exit 2)
+    res = delta(compose([(Laplace(0.007201760065679995), 4633)]), 0.33040970663583297)
+    assert res.certified and res.lower > Decimal("0.99")
+    eps = epsilon(compose([(RandomizedResponse(5009.465839703957), 736934692)]),
+                  2.100306576706867e-06)
+    assert math.isfinite(eps.epsilon) and eps.epsilon > 3e12
