@@ -1,0 +1,4 @@
+"""Paper checks (``edgeworth check``).
+
+Each paper module exposes ``checks(quick: bool) -> list[CheckRow]``.
+"""
