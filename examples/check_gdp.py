@@ -17,8 +17,9 @@ from certify.papers.common import dec_interval
 from certify.papers.rr_tradeoff import distances, rr_curve
 
 
-def main(ns: tuple[int, ...] = (1, 10, 100, 1000)) -> dict[int, dict]:
-    out = {}
+def main(ns: tuple[int, ...] = (1, 10, 100, 1000), figure: str | None = None) -> dict:
+    """Print the certified distances; with ``figure``, also draw Figure 5 (numeric.plotting)."""
+    out: dict = {}
     print(f"{'n':>6} {'sup |f_n - G_1|':>36} {'n c_n':>36}")
     with workprec(128):
         for n in ns:
@@ -28,8 +29,29 @@ def main(ns: tuple[int, ...] = (1, 10, 100, 1000)) -> dict[int, dict]:
             print(f"{n:>6} [{sup[0]}, {sup[1]}] [{c[0]}, {c[1]}]")
     print("Figure 5 claim (n = 10, sup < 0.013):",
           "holds" if out.get(10, {}).get("below_0.013") else "not checked / fails")
+    if figure:
+        _draw_figure5(figure)
     return out
 
 
+def _draw_figure5(path: str) -> None:
+    """GDP Figure 5: the exact 10-fold curve, G_1 and the (eps_exact(1e-3), 1e-3) curve."""
+    import math
+
+    from numeric import RandomizedResponse, compose
+
+    try:
+        from numeric.plotting import save_figure, tradeoff_data
+    except ImportError as exc:  # numeric.plotting / matplotlib not installed
+        print(f"figure not drawn ({exc}); use: edgeworth plot tradeoff ...")
+        return
+    rr = compose([(RandomizedResponse(1 / math.sqrt(10)), 10)])
+    data = tradeoff_data([rr], labels=["10 x randomized response, eps0 = 1/sqrt(10)"],
+                         mus=[1.0], eps_deltas=[(2.8896727393598113, 1e-3)])
+    print(f"wrote {save_figure(data, path)}")
+
+
 if __name__ == "__main__":
-    main()
+    import sys
+
+    main(figure=sys.argv[1] if len(sys.argv) > 1 else None)
