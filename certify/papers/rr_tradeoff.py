@@ -33,8 +33,10 @@ tangency point to line j), and sup(-d) at a vertex. At a vertex (a, y) = (alpha_
 translate's parameter z solves :math:`\bar\Phi(z) - \Phi(z - \mu) = a - y` (decreasing in z): a
 float bracket [z_lo, z_hi] is verified in Arb, then :math:`d \in [a - \bar\Phi(z_lo),
 a - \bar\Phi(z_hi)]`. Where the bracket cannot be verified (vertex masses beyond binary64) the
-a-priori bound :math:`0 \le -d \le \min(1 - \alpha_j, 1 - \beta_j)` (and the same for
-:math:`G - f_n` at the vertex) is used: from :math:`G \le 1` and :math:`b \le 1`.
+a-priori bound :math:`-d \le \min(1 - \alpha_j, 1 - \beta_j)` (and the same for
+:math:`G - f_n` at the vertex) is used: from :math:`G \le 1` and :math:`b \le 1` (resp.
+:math:`G(a) \le 1 - a`). It enters as the ball [0, T], an enclosure of max(value, 0); that is
+harmless because both sups are >= 0 (f_n and G_mu both equal 1 at a = 0).
 
 Everything is an Arb ball (python-flint, outward rounding); eps0 and mu may be balls (e.g.
 1/sqrt(n)), so the results enclose the exact values.
@@ -148,8 +150,11 @@ def _bracket(target_lo: arb, target_hi: arb, u, z0: float) -> tuple[arb, arb] | 
 def _vertex_terms(curve: RRCurve, mu: arb, j: int, muf: float) -> tuple[arb, arb]:
     """Enclosures of (G - f)(alpha_j) and -d at vertex j (both may be negative)."""
     a, y = curve.alpha[j], curve.beta[j]
-    trivial = ball_max([arb(0), arb(0)]).union(
-        arb(min(arb(curve.alpha_c[j].upper()), arb(curve.beta_c[j].upper()))))
+    # a-priori: G - f <= min(1 - alpha_j, 1 - beta_j) and -d <= the same (module docstring);
+    # [0, T] encloses max(value, 0), which leaves both sups unchanged (both are >= 0: the curves
+    # meet at a = 0)
+    t1, t2 = arb(curve.alpha_c[j].upper()), arb(curve.beta_c[j].upper())
+    trivial = arb(0).union(t1 if t1 < t2 else t2)
     small = min(_float(curve.alpha[j]), _float(curve.alpha_c[j]),
                 _float(curve.beta[j]), _float(curve.beta_c[j]))
     if small < _TINY:
