@@ -41,6 +41,7 @@ from numeric.errors import NotApplicable
 from . import mechanisms as _builtin_mechanisms  # noqa: F401  (registers the built-ins)
 from .bound import Bound
 from .engine import DEFAULT_PRECISION, Endpoint, UndecidableError, adaptive, endpoints, workprec
+from .exact_binomial import pure_profile
 from .exact_model import (
     ArbReal,
     ExactComposition,
@@ -120,7 +121,7 @@ def _rel_bits(rel_width: float) -> int:
 def _profile(comp: ExactComposition) -> GaussianProfile | PureProfile:
     if comp.gaussian:
         return GaussianProfile(comp.gaussian)
-    return PureProfile(comp.pure)
+    return pure_profile(comp.pure)
 
 
 def _rational_result(

@@ -288,15 +288,18 @@ class PureProfile:
     equal support value are merged into one support point (a *group*).
     """
 
+    max_binomial_steps = MAX_BINOMIAL_STEPS
+    """Largest n of a single (eps0, n) term (the full sum has O(n) balls)."""
+
     def __init__(self, terms: tuple[tuple[ExactReal, int], ...]) -> None:
         self.terms = terms
         self.eps = [v for v, _ in terms]
         self.m = [c for _, c in terms]
         self.r = len(terms)
         self.method = "exact-binomial" if self.r <= 1 else "exact-enumeration"
-        if self.r == 1 and self.m[0] > MAX_BINOMIAL_STEPS:
+        if self.r == 1 and self.m[0] > self.max_binomial_steps:
             raise BudgetExceeded(
-                f"exact binomial composition supports up to {MAX_BINOMIAL_STEPS} steps in "
+                f"exact binomial composition supports up to {self.max_binomial_steps} steps in "
                 f"certify, got {self.m[0]}"
             )
         n_classes = math.prod(c + 1 for c in self.m)
