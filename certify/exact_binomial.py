@@ -211,21 +211,31 @@ class WindowedBinomialProfile(PureProfile):
         return lo, b
 
     # -- the certified sums ---------------------------------------------------------------------
-    def sums(self, c: int, st: dict[str, Any]) -> tuple[arb, arb]:
-        r"""Balls ``(D_c, G_c)`` enclosing the full sums over j >= c (module docstring)."""
+    def sums(self, c: int, st: dict[str, Any], nats: float | None = None) -> tuple[arb, arb]:
+        r"""Balls ``(D_c, G_c)`` enclosing the full sums over j >= c (module docstring).
+
+        Args:
+            c: Support index in [0, n + 1].
+            st: The per-precision state (:meth:`_state`).
+            nats: Window depth in nats below the largest term (default: the precision-based
+                ``L`` of the module docstring). Any value gives a valid enclosure; smaller
+                windows give wider balls (the omitted terms enter through the tail bounds).
+        """
         st = self._consts(st)
-        if c in st["sums"]:
-            return st["sums"][c]
+        key = (c, nats)
+        if key in st["sums"]:
+            return st["sums"][key]
         n = self.n
         if c > n:
             out = (arb(0), arb(0))
-            st["sums"][c] = out
+            st["sums"][key] = out
             return out
         e0 = st["eps"][0]
         t, z, omz = st["t"], st["z"], st["omz"]
-        nats = (ctx.prec * math.log(2) + math.log(n + 2)
-                + max(0.0, -math.log(-math.expm1(-2 * self.eps0_float)) if self.eps0_float > 0
-                      else 0.0) + _EXTRA_NATS)
+        if nats is None:
+            nats = (ctx.prec * math.log(2) + math.log(n + 2)
+                    + max(0.0, -math.log(-math.expm1(-2 * max(self.eps0_float, 1e-300))))
+                    + _EXTRA_NATS)
         aq, bq = self._window(c, False, nats)
         ag, bg = self._window(c, True, nats)
         segs = sorted([(aq, bq), (ag, bg)])
@@ -254,7 +264,7 @@ class WindowedBinomialProfile(PureProfile):
         d_sum += self._tails(aq, bq, c, ends["q", aq], ends["q", bq], st, g=False)
         g_sum += self._tails(ag, bg, c, ends["g", ag], ends["g", bg], st, g=True)
         out = (d_sum, g_sum)
-        st["sums"][c] = out
+        st["sums"][key] = out
         return out
 
     def _tails(self, a: int, b: int, c: int, ta: arb, tb: arb, st: dict[str, Any],
