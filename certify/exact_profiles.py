@@ -37,7 +37,8 @@ Families (docs/math.md sections 1-2):
   When :math:`t` is rational (``eps0 = RationalExp(t)``) the masses are exact rationals and so
   is :math:`\delta` at any eps with rational :math:`e^\varepsilon` (KOV's integer polynomial
   :math:`(1+t)^n\delta(k\varepsilon_0) = \sum_{2j-n>k}\binom{n}{j}(t^j - t^{n-j+k})`); otherwise
-  the masses are Arb balls (n up to :data:`MAX_BINOMIAL_STEPS`).
+  the masses are Arb balls (n up to :data:`MAX_BINOMIAL_STEPS`; larger n use the windowed sum of
+  :mod:`certify.exact_binomial`).
 
 * **Heterogeneous pure DP** (``exact-enumeration``). Exact composition of distinct eps_i is
   #P-hard in general (Murtagh, Vadhan, *The Complexity of Computing the Optimal Composition of
@@ -101,7 +102,8 @@ __all__ = [
 ]
 
 MAX_BINOMIAL_STEPS = 10**5
-"""Largest n for the homogeneous (binomial) pure-DP family (O(n) Arb operations)."""
+"""Largest n for the full-sum homogeneous (binomial) pure-DP profile (O(n) Arb operations);
+larger n go to :class:`certify.exact_binomial.WindowedBinomialProfile`."""
 
 MAX_OUTCOME_CLASSES = 1 << 18
 """Largest number of outcome classes prod_i (m_i + 1) enumerated for heterogeneous pure DP."""

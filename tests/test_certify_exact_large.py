@@ -272,3 +272,18 @@ def test_tail_bounds_enclose_the_omitted_terms(eps0, n, nats):
                         widest = max(widest, float((hi - lo) / ref))
     if nats == 1.0:  # the window really was cut: the tail bounds carry the omitted mass
         assert widest > 1e-6
+
+
+@pytest.mark.parametrize("bad", ["none", "low", "high", "off"])
+def test_inversion_does_not_trust_the_float_guess(windowed, monkeypatch, bad):
+    # the float guess only orders the probes: a missing or wrong guess gives the same segment
+    n, eps0 = 700, 0.2
+    ref = mp_epsilon(eps0, n, "1e-7")
+    guesses = {"none": None, "low": 0, "high": n, "off": None}
+    if bad == "off":
+        good = WindowedBinomialProfile(((as_real(eps0, "e"), n),))._guess(Fraction(1, 10**7))
+        guesses["off"] = good + 37
+    monkeypatch.setattr(WindowedBinomialProfile, "_guess", lambda self, tau: guesses[bad])
+    b = exact_epsilon_bound(pure_dp(eps0, n), "1e-7")
+    assert _contains(b, ref)
+    assert _rel_width(b) < 1e-28
