@@ -68,8 +68,9 @@ The window itself is chosen in floating point (log-space ``math.lgamma``) as the
 choice affects only the width, never the validity, and :func:`certify.engine.adaptive` widens
 it with the precision when the width target is missed.
 
-**Inversion.** ``eps(tau)`` needs the smallest c with :math:`D_c \le \tau`. A float guess from
-:func:`numeric.pure_dp.pure_dp_epsilon` (guidance only) gives a starting index; each evaluation
+**Inversion.** ``eps(tau)`` needs the smallest c with :math:`D_c \le \tau`. A float guess
+(bisection on a float log-space :math:`\log D_c`, guidance only) gives a starting index; each
+evaluation
 at c decides :math:`D_c \le \tau` and :math:`D_{c-1} > \tau` by certified ball comparisons
 (undecidable raises :class:`~certify.engine.UndecidableError`, retried at a higher precision
 by the caller), and a certified bisection over :math:`[c_0, n]` takes over if the guess is off.
@@ -81,6 +82,7 @@ import math
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
 from flint import arb, ctx
 
 from .engine import UndecidableError
@@ -312,21 +314,39 @@ class WindowedBinomialProfile(PureProfile):
             total += d + (-(e - self.s_ball(k, st)).expm1()) * g
         return total
 
-    def _guess(self, tau: Fraction | arb) -> int | None:
-        """Float guess of the active segment index (guidance only)."""
-        from numeric.pure_dp import pure_dp_epsilon
+    def _log_d_float(self, c: int) -> float:
+        """Float log D_c from the terms within 45 nats of the largest (guidance only)."""
+        n, e0 = self.n, self.eps0_float
+        if c >= n:
+            return -math.inf
+        a, b = self._window(c, False, 45.0)
+        j = np.arange(a, b + 1, dtype=np.float64)
+        steps = e0 + np.log(n - j[:-1]) - np.log(j[:-1] + 1)  # log Q_{j+1}/Q_j
+        logq = self._logq_f(a, False) + np.concatenate(([0.0], np.cumsum(steps)))
+        with np.errstate(divide="ignore"):
+            terms = logq + np.log(-np.expm1(-2.0 * e0 * (j - c)))  # j = c: weight 0
+        top = float(np.max(terms))
+        if not math.isfinite(top):
+            return -math.inf
+        return top + math.log(float(np.sum(np.exp(terms - top))))
 
-        try:
-            with ctx.workprec(64):
-                tf = float(as_ball(tau).mid())
-            if not (0 < tf < 1) or self.n > 10**7 or not (self.eps0_float > 0):
+    def _guess(self, tau: Fraction | arb, c0: int) -> int | None:
+        """Float guess of the segment index: bisection on the float log D_c (guidance only)."""
+        if not (self.eps0_float > 0):
+            return None
+        with ctx.workprec(64):
+            lt = as_ball(tau).log()
+            if not lt.is_finite():
                 return None
-            e = pure_dp_epsilon(self.eps0_float, self.n, tf)
-        except (ValueError, ArithmeticError, OverflowError):
-            return None
-        if not math.isfinite(e):
-            return None
-        return math.ceil((self.n + e / self.eps0_float) / 2)
+            log_tau = float(lt.mid())
+        lo, hi = c0, self.n
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self._log_d_float(mid) <= log_tau:
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
 
     def invert(self, tau: Fraction | arb, rel_width: float) -> arb:
         r"""eps* on the certified segment [s_{c-1}, s_c]: smallest c >= c0 with D_c <= tau.
@@ -338,7 +358,7 @@ class WindowedBinomialProfile(PureProfile):
         tb = as_ball(tau)
         c0 = self.first_above(ExactReal(0, "0"), st)
         lo, hi = c0, self.n
-        guess = self._guess(tau)
+        guess = self._guess(tau, c0)
         guided = 0 if guess is None else 3  # probes near the float guess, then bisection
         mid = guess
         for _ in range(2 * self.n.bit_length() + 8):

@@ -15,6 +15,7 @@ runs at small n against the full-sum oracle (``monkeypatch``).
 
 from __future__ import annotations
 
+import functools
 from fractions import Fraction
 
 import pytest
@@ -42,14 +43,16 @@ def windowed(monkeypatch):
     monkeypatch.setattr(eb, "WINDOW_FROM", 0)
 
 
+@functools.lru_cache(maxsize=8)
 def _masses(eps0, n):
     """Full list of Q_j = C(n, j) q^j (1-q)^(n-j) in mpmath (ratio recurrence at DPS digits)."""
-    e0 = mpmath.mpf(eps0)
-    t = mpmath.exp(e0)
-    q = [(1 / (1 + t)) ** n]
-    for j in range(n):
-        q.append(q[-1] * t * (n - j) / (j + 1))
-    return e0, q
+    with mpmath.workdps(DPS):
+        e0 = mpmath.mpf(eps0)
+        t = mpmath.exp(e0)
+        q = [(1 / (1 + t)) ** n]
+        for j in range(n):
+            q.append(q[-1] * t * (n - j) / (j + 1))
+        return e0, tuple(q)
 
 
 def mp_delta(eps0, n, eps):
@@ -65,16 +68,24 @@ def mp_delta(eps0, n, eps):
         return total
 
 
-def mp_epsilon(eps0, n, delta):
-    """eps(delta): the segment (s_{c-1}, s_c] with delta(s_c) <= delta < delta(s_{c-1})."""
+@functools.lru_cache(maxsize=8)
+def _suffix(eps0, n):
+    """A_c = Q(j >= c) and B_c = P(j >= c) = sum_{j >= c} Q_j e^{-s_j}, c = 0..n+1."""
     with mpmath.workdps(DPS):
         e0, q = _masses(eps0, n)
-        tau = mpmath.mpf(delta)
         a = [mpmath.mpf(0)] * (n + 2)
         b = [mpmath.mpf(0)] * (n + 2)
         for j in range(n, -1, -1):
             a[j] = a[j + 1] + q[j]
             b[j] = b[j + 1] + q[j] * mpmath.exp(-(2 * j - n) * e0)
+        return e0, a, b
+
+
+def mp_epsilon(eps0, n, delta):
+    """eps(delta): the segment (s_{c-1}, s_c] with delta(s_c) <= delta < delta(s_{c-1})."""
+    with mpmath.workdps(DPS):
+        e0, a, b = _suffix(eps0, n)
+        tau = mpmath.mpf(delta)
         for c in range(n, -1, -1):
             s_prev = (2 * (c - 1) - n) * e0
             d_prev = a[c] - mpmath.exp(s_prev) * b[c] if s_prev >= 0 else None
@@ -281,9 +292,10 @@ def test_inversion_does_not_trust_the_float_guess(windowed, monkeypatch, bad):
     ref = mp_epsilon(eps0, n, "1e-7")
     guesses = {"none": None, "low": 0, "high": n, "off": None}
     if bad == "off":
-        good = WindowedBinomialProfile(((as_real(eps0, "e"), n),))._guess(Fraction(1, 10**7))
+        good = WindowedBinomialProfile(((as_real(eps0, "e"), n),))._guess(Fraction(1, 10**7),
+                                                                          n // 2 + 1)
         guesses["off"] = good + 37
-    monkeypatch.setattr(WindowedBinomialProfile, "_guess", lambda self, tau: guesses[bad])
+    monkeypatch.setattr(WindowedBinomialProfile, "_guess", lambda self, tau, c0: guesses[bad])
     b = exact_epsilon_bound(pure_dp(eps0, n), "1e-7")
     assert _contains(b, ref)
     assert _rel_width(b) < 1e-28
