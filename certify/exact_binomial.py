@@ -59,8 +59,9 @@ advanced by the exact ratio :math:`Q_{j+1} = Q_j\, t (n-j)/(j+1)`. The weights f
 * The weights :math:`1 - z^{j-c}` and :math:`z^{j-c}` lie in [0, 1] for :math:`j \ge c`, so the
   omitted part of :math:`D_c` is at most the omitted Q mass and that of :math:`G_c` the omitted
   g mass. Each sum is therefore enclosed by (window sum) + [0, tail bounds], with the ratios,
-  the conditions ``< 1`` (decided in Arb; undecidable raises) and the bounds all evaluated on
-  balls with outward rounding.
+  the conditions ``< 1`` (decided in Arb) and the bounds all evaluated on balls with outward
+  rounding. Where a ratio is not certainly below 1 (a window end at the mode: tiny windows
+  only), the bound used is the trivial one, omitted mass <= total mass = 1 (g_j <= Q_j).
 
 The window itself is chosen in floating point (log-space ``math.lgamma``) as the terms within
 :math:`L` nats of the largest term on :math:`[c, n]`, :math:`L = \text{prec}\cdot\ln 2 +
@@ -278,16 +279,13 @@ class WindowedBinomialProfile(PureProfile):
             r = t * (n - b) / (b + 1)  # sigma(b)
             if g:
                 r = r * z
-            if not r < 1:
-                raise UndecidableError(f"window end {b} not certainly past the mode")
-            total += tb * r / (1 - r)
+            # not certainly past the mode (tiny windows only): the omitted mass is <= 1
+            total += tb * r / (1 - r) if r < 1 else arb(1)
         if a > c:
             r = arb(a) / (t * (n - a + 1))  # rho(a)
             if g:
                 r = r / z
-            if not r < 1:
-                raise UndecidableError(f"window start {a} not certainly below the mode")
-            total += ta * r / (1 - r)
+            total += ta * r / (1 - r) if r < 1 else arb(1)
         return _nonneg_upto(total)
 
     def _qmass(self, c: int, st: dict[str, Any]) -> arb:
