@@ -299,3 +299,22 @@ def test_inversion_does_not_trust_the_float_guess(windowed, monkeypatch, bad):
     b = exact_epsilon_bound(pure_dp(eps0, n), "1e-7")
     assert _contains(b, ref)
     assert _rel_width(b) < 1e-28
+
+
+def test_irrational_tie_is_not_guessed_windowed(windowed):
+    # eps = 21 sqrt(1/100) is exactly the support point s_c (2c - n = 21) of n x sqrt(1/100)-DP:
+    # undecidable at every precision; that term is (1 - e^0)_+ = 0 on both sides (positive part
+    # taken on the ball), and the rest comes from the segment sums D_{c+1}, G_{c+1}
+    from flint import arb, fmpq
+
+    from certify.exact_model import ArbReal
+
+    n = 401
+    comp = pure_dp(ArbReal.sqrt(Fraction(1, 100)), n)
+    b = exact_delta_bound(comp, ArbReal(lambda: 21 * arb(fmpq(1, 100)).sqrt(), "21/10"))
+    with mpmath.workdps(DPS):
+        e0 = mpmath.sqrt(mpmath.mpf(1) / 100)
+        _, q = _masses.__wrapped__(e0, n)
+        truth = mpmath.fsum(q[j] * -mpmath.expm1((21 - (2 * j - n)) * e0)
+                            for j in range((n + 21) // 2 + 1, n + 1))
+    assert _contains(b, truth) and _rel_width(b) < 1e-20
