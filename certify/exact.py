@@ -8,7 +8,10 @@ approximation of it.
   \sum_i m_i\mu_i^2` (Dong, Roth, Su, *Gaussian Differential Privacy*, arXiv:1905.02383 = GDP,
   Cor. 3.3), whose profile :math:`\delta_\mu(\varepsilon)` is GDP Cor. 2.13.
 * **Homogeneous pure DP** (``exact-binomial``): n (eps0, 0)-DP steps are dominated by randomized
-  response, a binomial lattice (Kairouz, Oh, Viswanath, ICML 2015 = KOV, Thm 3.3).
+  response, a binomial lattice (Kairouz, Oh, Viswanath, ICML 2015 = KOV, Thm 3.3). Up to
+  :data:`MAX_BINOMIAL_STEPS` steps every term is summed; above, a window of terms is summed and
+  the rest bounded rigorously (:mod:`certify.exact_binomial`, n up to
+  :data:`~certify.exact_binomial.MAX_WINDOWED_STEPS`).
 * **Heterogeneous pure DP** (``exact-enumeration``): exact enumeration of the outcome classes
   (exact composition is #P-hard in general: Murtagh, Vadhan, TCC 2016), up to
   :data:`MAX_OUTCOME_CLASSES` classes.
@@ -41,6 +44,7 @@ from numeric.errors import NotApplicable
 from . import mechanisms as _builtin_mechanisms  # noqa: F401  (registers the built-ins)
 from .bound import Bound
 from .engine import DEFAULT_PRECISION, Endpoint, UndecidableError, adaptive, endpoints, workprec
+from .exact_binomial import pure_profile
 from .exact_model import (
     ArbReal,
     ExactComposition,
@@ -120,7 +124,7 @@ def _rel_bits(rel_width: float) -> int:
 def _profile(comp: ExactComposition) -> GaussianProfile | PureProfile:
     if comp.gaussian:
         return GaussianProfile(comp.gaussian)
-    return PureProfile(comp.pure)
+    return pure_profile(comp.pure)
 
 
 def _rational_result(
@@ -194,7 +198,8 @@ def exact_delta_bound(
 
     Raises:
         NotApplicable: for compositions without an exact answer (BudgetExceeded above the size
-            limits :data:`MAX_BINOMIAL_STEPS`, :data:`MAX_OUTCOME_CLASSES`).
+            limits :data:`~certify.exact_binomial.MAX_WINDOWED_STEPS`,
+            :data:`MAX_OUTCOME_CLASSES`).
         ValueError: for invalid inputs.
         UndecidableError: if the support of a heterogeneous pure-DP composition cannot be
             ordered at the precision cap (equal eps_i given as distinct ``ArbReal`` objects). An

@@ -37,7 +37,8 @@ Families (docs/math.md sections 1-2):
   When :math:`t` is rational (``eps0 = RationalExp(t)``) the masses are exact rationals and so
   is :math:`\delta` at any eps with rational :math:`e^\varepsilon` (KOV's integer polynomial
   :math:`(1+t)^n\delta(k\varepsilon_0) = \sum_{2j-n>k}\binom{n}{j}(t^j - t^{n-j+k})`); otherwise
-  the masses are Arb balls (n up to :data:`MAX_BINOMIAL_STEPS`).
+  the masses are Arb balls (n up to :data:`MAX_BINOMIAL_STEPS`; larger n use the windowed sum of
+  :mod:`certify.exact_binomial`).
 
 * **Heterogeneous pure DP** (``exact-enumeration``). Exact composition of distinct eps_i is
   #P-hard in general (Murtagh, Vadhan, *The Complexity of Computing the Optimal Composition of
@@ -101,7 +102,8 @@ __all__ = [
 ]
 
 MAX_BINOMIAL_STEPS = 10**5
-"""Largest n for the homogeneous (binomial) pure-DP family (O(n) Arb operations)."""
+"""Largest n for the full-sum homogeneous (binomial) pure-DP profile (O(n) Arb operations);
+larger n go to :class:`certify.exact_binomial.WindowedBinomialProfile`."""
 
 MAX_OUTCOME_CLASSES = 1 << 18
 """Largest number of outcome classes prod_i (m_i + 1) enumerated for heterogeneous pure DP."""
@@ -288,15 +290,18 @@ class PureProfile:
     equal support value are merged into one support point (a *group*).
     """
 
+    max_binomial_steps = MAX_BINOMIAL_STEPS
+    """Largest n of a single (eps0, n) term (the full sum has O(n) balls)."""
+
     def __init__(self, terms: tuple[tuple[ExactReal, int], ...]) -> None:
         self.terms = terms
         self.eps = [v for v, _ in terms]
         self.m = [c for _, c in terms]
         self.r = len(terms)
         self.method = "exact-binomial" if self.r <= 1 else "exact-enumeration"
-        if self.r == 1 and self.m[0] > MAX_BINOMIAL_STEPS:
+        if self.r == 1 and self.m[0] > self.max_binomial_steps:
             raise BudgetExceeded(
-                f"exact binomial composition supports up to {MAX_BINOMIAL_STEPS} steps in "
+                f"exact binomial composition supports up to {self.max_binomial_steps} steps in "
                 f"certify, got {self.m[0]}"
             )
         n_classes = math.prod(c + 1 for c in self.m)
