@@ -349,21 +349,32 @@ def _analyze_continuous(spec: SpecLike) -> SpecAnalysis:
                 probes.append({**s, x: sp.Float(t, 40)})
         pi = _resolve(p, x, probes, where)
         qi = _resolve(q, x, probes, where)
-        cp = _classify(pi, probes, "p", where)
-        cq = _classify(qi, probes, "q", where)
-        if cp == "zero" and cq == "zero":
-            continue
-        if cp == "zero":
-            raise _infinite_pllr(spec, "p", "q", where)
-        if cq == "zero":
-            raise _infinite_pllr(spec, "q", "p", where)
-        L = _choose_pllr(pi, qi, probes, where)
-        segments.append(Segment(a, b, pi, qi, L, not L.has(x), where))
+        L = _piece_pllr(spec, pi, qi, probes, where)
+        if L is not None:
+            segments.append(Segment(a, b, pi, qi, L, not L.has(x), where))
     if not segments:
         raise ValueError(f"{spec.name}: p and q vanish on the whole domain")
     gaussian = _is_gaussian_pair(segments, x)
     lattice = any(seg.atom for seg in segments)
     return SpecAnalysis(x, syms, tuple(segments), samples, p, q, gaussian, lattice)
+
+
+def _piece_pllr(spec: SpecLike, pi, qi, probes: list, where: str):
+    """The PLLR log(q/p) on one piece, or None where p and q both vanish there.
+
+    Raises:
+        ValueError: where exactly one of p, q vanishes (the PLLR is infinite on a set of positive
+            mass: not a pair this toolkit accounts for).
+    """
+    cp = _classify(pi, probes, "p", where)
+    cq = _classify(qi, probes, "q", where)
+    if cp == "zero" and cq == "zero":
+        return None
+    if cp == "zero":
+        raise _infinite_pllr(spec, "p", "q", where)
+    if cq == "zero":
+        raise _infinite_pllr(spec, "q", "p", where)
+    return _choose_pllr(pi, qi, probes, where)
 
 
 def _is_gaussian_pair(segments: list[Segment], x: sp.Symbol) -> bool:
@@ -389,17 +400,9 @@ def _analyze_discrete(spec: SpecLike) -> SpecAnalysis:
     for o, pv, qv in zip(spec.outcomes, spec.p, spec.q, strict=True):
         pi, qi = _exact(pv.xreplace(rep)), _exact(qv.xreplace(rep))
         where = f"outcome {o!r}"
-        probes = list(samples)
-        cp = _classify(pi, probes, "p", where)
-        cq = _classify(qi, probes, "q", where)
-        if cp == "zero" and cq == "zero":
-            continue
-        if cp == "zero":
-            raise _infinite_pllr(spec, "p", "q", where)
-        if cq == "zero":
-            raise _infinite_pllr(spec, "q", "p", where)
-        L = _choose_pllr(pi, qi, probes, where)
-        segments.append(Segment(None, None, pi, qi, L, True, where))
+        L = _piece_pllr(spec, pi, qi, list(samples), where)
+        if L is not None:
+            segments.append(Segment(None, None, pi, qi, L, True, where))
     if not segments:
         raise ValueError(f"{spec.name}: every outcome has probability 0")
     for what, seq in (("p", [s.p for s in segments]), ("q", [s.q for s in segments])):
