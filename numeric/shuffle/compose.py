@@ -31,8 +31,8 @@ import numpy as np
 
 from .._validation import check_count
 from ..errors import BudgetExceeded
-from .exact import check_pair, kappa_range
-from .law import one_epoch_law
+from .exact import check_pair
+from .law import kappa_range, one_epoch_law
 
 __all__ = ["MAX_FFT", "ComposedLoss", "composed_loss"]
 

@@ -30,14 +30,13 @@ from scipy.special import ndtr, ndtri
 
 from .._validation import check_count, check_finite, check_positive
 from ..errors import NotApplicable
-from .law import one_epoch_law
+from .law import kappa_range, one_epoch_law
 
 __all__ = [
     "ORDERS",
     "ShuffleValue",
     "check_pair",
     "delta_one_epoch",
-    "kappa_range",
     "tradeoff_one_epoch",
     "tv_one_epoch",
 ]
@@ -121,21 +120,6 @@ def delta_one_epoch(sigma: float, rounds: int, eps: float, order: str = "P||Q") 
         val = 0.5 * (float(a[0]) + kappa - 1.0) / kappa
         acc = (0.5 * float(err[0]) + 1e-16) / kappa
     return ShuffleValue(max(val, 0.0), acc, FOURIER)
-
-
-def kappa_range(sigma: float, rounds: int, tail: float) -> tuple[float, float]:
-    r"""A range [k_lo, k_hi] of S/M with P(S/M < k_lo) and Q(S/M > k_hi) below ``tail`` (from
-    the normal bulk and the size-biased lognormal tail; the callers verify with the CDF).
-
-    Q's tail is that of one size-biased lognormal exp(N(s^2/2, s^2)) over M plus the bulk.
-    """
-    s = 1.0 / sigma
-    v = math.expm1(s * s)
-    z = float(-ndtri(tail))
-    sd = math.sqrt(v / rounds)
-    hi = 1.0 + max(1.5 * z * sd, math.exp(0.5 * s * s + s * z) / rounds)
-    lo = max(1.0 - 1.5 * z * sd, math.exp(-0.5 * s * s - s * z) * 0.5)
-    return lo, hi
 
 
 def tradeoff_one_epoch(sigma: float, rounds: int, alpha) -> tuple[np.ndarray, float]:

@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
+from scipy.special import ndtri
 
 from .._validation import as_float_array, check_count, check_positive
 from ..errors import BudgetExceeded, NotApplicable
@@ -54,6 +55,7 @@ from ..errors import BudgetExceeded, NotApplicable
 __all__ = [
     "MAX_OUTER_NODES",
     "OneEpochLaw",
+    "kappa_range",
     "one_epoch_law",
     "pllr_cumulants",
     "psi_minus_one",
@@ -317,6 +319,21 @@ def one_epoch_law(sigma: float, rounds: int, spread: float = 0.0) -> OneEpochLaw
     return _cached_law(float(sigma), int(rounds), float(spread))
 
 
+def kappa_range(sigma: float, rounds: int, tail: float) -> tuple[float, float]:
+    r"""A range [k_lo, k_hi] of S/M with P(S/M < k_lo) and Q(S/M > k_hi) below ``tail`` (from
+    the normal bulk and the size-biased lognormal tail; the callers verify with the CDF).
+
+    Q's tail is that of one size-biased lognormal exp(N(s^2/2, s^2)) over M plus the bulk.
+    """
+    s = 1.0 / sigma
+    v = math.expm1(s * s)
+    z = float(-ndtri(tail))
+    sd = math.sqrt(v / rounds)
+    hi = 1.0 + max(1.5 * z * sd, math.exp(0.5 * s * s + s * z) / rounds)
+    lo = max(1.0 - 1.5 * z * sd, math.exp(-0.5 * s * s - s * z) * 0.5)
+    return lo, hi
+
+
 def pllr_cumulants(sigma: float, rounds: int, order: int):
     r"""Cumulants of L = log(S/M) under P and under Q (dQ = (S/M) dP), for the mechanism.
 
@@ -328,8 +345,6 @@ def pllr_cumulants(sigma: float, rounds: int, order: int):
     """
     from ..mechanisms.base import PLLRCumulants
     from ..moments import cumulants_from_weights
-    from .exact import kappa_range
-
     try:
         klo, khi = kappa_range(sigma, rounds, 1e-11)
         law = one_epoch_law(sigma, rounds, max(khi - 1.0, 1.0 - klo))
