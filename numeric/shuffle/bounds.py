@@ -37,7 +37,15 @@ import math
 
 from scipy.special import ndtr
 
-from .exact import check_pair
+from .._validation import check_count, check_positive
+
+
+def check_pair(sigma: object, rounds: object) -> tuple[float, int]:
+    """sigma finite and >= 0.05; rounds a whole number in [1, 1e15] (closed forms only)."""
+    sigma = check_positive("sigma", sigma)
+    if not (sigma >= 0.05):
+        raise ValueError(f"sigma must be >= 0.05, got {sigma!r}")
+    return sigma, check_count("rounds", rounds, maximum=10**15)
 
 __all__ = [
     "BERRY_ESSEEN_B",
@@ -82,6 +90,7 @@ def theorem_4_1(sigma: float, rounds: int, epochs: int = 1) -> dict:
         number is still reported with ``in_regime`` False (the theorem does not cover it).
     """
     sigma, rounds = check_pair(sigma, rounds)
+    epochs = check_count("epochs", epochs, maximum=10**9)
     d1 = min(theorem_4_1_delta(sigma) / math.sqrt(rounds), 1.0)
     tv = -math.expm1(epochs * math.log1p(-d1)) if d1 < 1.0 else 1.0
     in_regime = rounds > 1 and sigma >= math.sqrt(3.0 / math.log(rounds))

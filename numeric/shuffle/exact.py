@@ -36,6 +36,7 @@ __all__ = [
     "ORDERS",
     "ShuffleValue",
     "check_pair",
+    "delta_from_law",
     "delta_one_epoch",
     "tradeoff_one_epoch",
     "tv_one_epoch",
@@ -107,15 +108,20 @@ def delta_one_epoch(sigma: float, rounds: int, eps: float, order: str = "P||Q") 
         raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
     if rounds == 1:
         return ShuffleValue(max(_gauss_delta(1.0 / sigma, eps), 0.0), 1e-15, GAUSSIAN)
+    spread = math.expm1(eps) if order == "P||Q" else -math.expm1(-eps)
+    return delta_from_law(one_epoch_law(sigma, rounds, spread), eps, order)
+
+
+def delta_from_law(law, eps: float, order: str) -> ShuffleValue:
+    """:func:`delta_one_epoch` on a given :class:`~.law.OneEpochLaw` (whose spread covers
+    e^eps - 1 resp. 1 - e^-eps)."""
     if order == "P||Q":
         kappa = math.exp(eps)
-        law = one_epoch_law(sigma, rounds, kappa - 1.0)
         a, err = law.mad(np.array([kappa]))
         val = 0.5 * (float(a[0]) + 1.0 - kappa)
         acc = 0.5 * float(err[0]) + 1e-16 * kappa
     else:
         kappa = math.exp(-eps)
-        law = one_epoch_law(sigma, rounds, 1.0 - kappa)
         a, err = law.mad(np.array([kappa]))
         val = 0.5 * (float(a[0]) + kappa - 1.0) / kappa
         acc = (0.5 * float(err[0]) + 1e-16) / kappa

@@ -57,7 +57,7 @@ def rounds_required(sigma: float, target: float, epochs: int = 1, batch_size: in
     out: dict = {}
     mt = _m_theorem(sigma, target, epochs)
     out["theorem_4_1"] = {"rounds": mt, "dataset_size": mt * batch_size,
-                          "in_regime": theorem_4_1(sigma, min(mt, 10**9))["in_regime"],
+                          "in_regime": theorem_4_1(sigma, mt)["in_regime"],
                           "status": "reconstructed"}
     mc = _m_chi(sigma, target, epochs)
     out["chi_square"] = {"rounds": mc, "dataset_size": mc * batch_size, "status": "rigorous"}
@@ -80,13 +80,15 @@ def _m_exact(sigma: float, target: float, epochs: int, m_chi: int, m_gdp: int,
         except NotApplicable:
             return False  # only small M with heavy tails fail: there TV is large
 
-    hi = min(max(m_chi, 2), 10**9)
+    hi = min(max(m_chi, 1), 10**9)
     if not ok(hi):
         raise NotApplicable(f"exact TV at the chi-square rounds {hi} is above the target")
-    lo = max(1, m_gdp // 4)
+    lo = max(1, min(m_gdp // 4, hi))
     for _ in range(40):
-        if lo <= 1 or not ok(lo):
+        if not ok(lo):
             break
+        if lo == 1:
+            return 1
         hi, lo = lo, max(1, lo // 4)
     for _ in range(40):  # invariant: ok(hi), not ok(lo) (or lo = 1)
         if hi - lo <= 1:
