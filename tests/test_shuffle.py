@@ -35,7 +35,7 @@ from numeric.shuffle.bounds import (
 from numeric.shuffle.compose import composed_loss
 from numeric.shuffle.exact import delta_one_epoch, tradeoff_one_epoch, tv_one_epoch
 from numeric.shuffle.law import one_epoch_law
-from numeric.shuffle.plan import compare_poisson
+from numeric.shuffle.plan import compare_poisson, sigma_required
 
 # ------------------------------------------------------------------ exact one-epoch values
 
@@ -256,6 +256,20 @@ def test_closed_forms():
     assert chi_square_tv(1.0, 1000)["tv"] >= exact  # a rigorous bound
     assert edgeworth_tv(1.0, 1000) == pytest.approx(exact, rel=2e-3)
     assert edgeworth_cdf(2.0, 10**4, 1.0) == pytest.approx(0.5, abs=0.01)
+
+
+def test_sigma_required():
+    res = sigma_required(1000, 0.1, methods=("chi_square", "theorem_4_1", "exact"))
+    # chi-square: sqrt(v / M) / 2 = 0.1 -> v = 40 -> sigma = 1 / sqrt(log 41)
+    assert res["chi_square"]["sigma"] == pytest.approx(1 / math.sqrt(math.log(41)), rel=2e-4)
+    assert theorem_4_1(res["theorem_4_1"]["sigma"], 1000)["tv"] == pytest.approx(0.1, rel=1e-3)
+    s_exact = res["exact"]["sigma"]
+    assert s_exact < res["chi_square"]["sigma"]
+    assert tv_one_epoch(s_exact, 1000).value <= 0.1 < tv_one_epoch(s_exact * 0.999, 1000).value
+    # Thm 4.1's delta_1 >= 2 B sqrt(3) / sqrt(M) = 0.052 at M = 1000 for every sigma
+    assert sigma_required(1000, 0.05, methods=("theorem_4_1",))["theorem_4_1"]["sigma"] is None
+    with pytest.raises(ValueError, match="methods"):
+        sigma_required(1000, 0.05, methods=("magic",))
 
 
 def test_compare_poisson_row():

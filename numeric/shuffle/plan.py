@@ -103,9 +103,14 @@ def _m_exact(sigma: float, target: float, epochs: int, m_chi: int, m_gdp: int,
 
 
 def sigma_required(rounds: int, target: float, epochs: int = 1,
-                   dataset_size: int | None = None, cells_per_sd: int = 50) -> dict:
+                   dataset_size: int | None = None, cells_per_sd: int = 50,
+                   methods: tuple[str, ...] = ("theorem_4_1", "chi_square", "exact")) -> dict:
     r"""The smallest sigma (to 1e-4 relative) at which each method gives TV <= ``target`` for
     M = ``rounds`` and E = ``epochs`` (bisection on log sigma in [0.05, 1e3], 60 steps at most).
+
+    Args:
+        rounds: M; target: the TV; epochs: E; dataset_size: N (recorded; TV does not depend on
+            the batch size); cells_per_sd: loss grid (E > 1); methods: which to solve.
 
     Returns:
         ``{"theorem_4_1": {"sigma": ...}, "chi_square": {...}, "exact": {...}}``.
@@ -120,8 +125,12 @@ def sigma_required(rounds: int, target: float, epochs: int = 1,
         "chi_square": lambda s: chi_square_tv(s, rounds, epochs)["tv"],
         "exact": lambda s: shuffle_tv(s, rounds, epochs, cells_per_sd)[0],
     }
+    unknown = set(methods) - set(tests)
+    if unknown:
+        raise ValueError(f"methods must be among {sorted(tests)}, got {sorted(unknown)}")
     out: dict = {}
-    for name, tv in tests.items():
+    for name in methods:
+        tv = tests[name]
         lo, hi = 0.05, 1e3
         try:
             if tv(hi) > target:
