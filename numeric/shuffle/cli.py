@@ -112,11 +112,11 @@ def _run_tv(args) -> int:
     out: dict = {"inputs": inputs, "method": args.method}
     if args.method == "certified":
         from .exact import check_pair
-        from .hooks import certified_shuffle
+        from .hooks import bound_ends, certified_shuffle
 
         check_pair(sigma, rounds)
         b = certified_shuffle().tv(sigma, rounds, epochs)
-        lo, hi = float(b.lower), float(b.upper)
+        lo, hi = bound_ends(b)
         out.update({"tv": hi, "tv_accuracy": hi - lo, "tv_lower": lo, "tv_upper": hi})
         if hasattr(b, "method"):
             out["certified_method"] = str(b.method)
@@ -175,7 +175,7 @@ def _certified_epsilon(sigma: float, rounds: int, epochs: int, delta: float) -> 
     tested eps whose max upper delta <= target; lower end: the largest tested eps whose max
     lower delta > target; delta(eps) is non-increasing, so the true eps lies between)."""
     from .exact import ORDERS, check_pair
-    from .hooks import certified_shuffle
+    from .hooks import bound_ends, certified_shuffle
 
     check_pair(sigma, rounds)
     prov = certified_shuffle()
@@ -183,12 +183,13 @@ def _certified_epsilon(sigma: float, rounds: int, epochs: int, delta: float) -> 
         b = prov.epsilon(sigma, rounds, epochs, delta)
         if hasattr(b, "to_dict"):
             return dict(b.to_dict())
-        return {"epsilon": float(b.upper), "lower": str(b.lower), "upper": str(b.upper),
+        lo, hi = bound_ends(b)
+        return {"epsilon": hi, "lower": repr(lo), "upper": repr(hi),
                 "certified": True, "method": "certified", "estimate": False}
 
     def brackets(e: float) -> tuple[float, float]:
-        bs = [prov.delta(sigma, rounds, epochs, e, o) for o in ORDERS]
-        return max(float(b.lower) for b in bs), max(float(b.upper) for b in bs)
+        ends = [bound_ends(prov.delta(sigma, rounds, epochs, e, o)) for o in ORDERS]
+        return max(x[0] for x in ends), max(x[1] for x in ends)
 
     lo, hi = 0.0, 1.0
     if brackets(0.0)[1] <= delta:

@@ -21,8 +21,9 @@ P = H0 all rounds N(0, 1), Q = H1 one uniformly random round N(1/sigma, 1)):
   proven enclosure of eps(delta) over both orders; when absent the command line answers
   ``--method certified`` for epsilon by bisection on ``delta`` (each step a proven bracket).
 
-"Bound-like" means an object with float attributes ``lower`` and ``upper`` (certify's ``Bound``),
-optionally ``method``, ``assumptions`` and ``to_dict()``. Providers raise
+"Bound-like" means certify's ``Bound`` (read through ``to_dict()``: exact decimal strings
+``"lower"``/``"upper"``, null for an infinite end), or any object whose ``lower`` and ``upper``
+convert with ``float()``; :func:`bound_ends` reads either. Providers raise
 :class:`numeric.errors.NotApplicable` for inputs they cannot certify (e.g. a budget exceeded).
 """
 
@@ -38,6 +39,7 @@ from ..registry import load_plugins
 __all__ = [
     "CERTIFY_EXTRA_MESSAGE",
     "CertifiedShuffle",
+    "bound_ends",
     "certified_shuffle",
     "register_certified_shuffle",
 ]
@@ -89,3 +91,22 @@ def certified_shuffle() -> CertifiedShuffle:
     if not _PROVIDERS:
         raise NotApplicable(CERTIFY_EXTRA_MESSAGE)
     return _PROVIDERS[0]
+
+
+def bound_ends(bound: Any) -> tuple[float, float]:
+    """(lower, upper) of a Bound-like as floats, rounded outward (an infinite or missing end is
+    -inf / +inf).
+
+    The decimal ends of ``to_dict()`` are converted to the nearest float and then moved one ulp
+    outward, so the float interval contains the decimal one.
+    """
+    import math
+
+    to_dict = getattr(bound, "to_dict", None)
+    if callable(to_dict):
+        d = to_dict()
+        lo, hi = d.get("lower"), d.get("upper")
+        lo = -math.inf if lo is None else math.nextafter(float(lo), -math.inf)
+        hi = math.inf if hi is None else math.nextafter(float(hi), math.inf)
+        return lo, hi
+    return float(bound.lower), float(bound.upper)

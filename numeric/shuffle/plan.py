@@ -19,6 +19,7 @@ from .._validation import check_count, check_delta, check_positive
 from ..errors import NotApplicable
 from .api import shuffle_epsilon, shuffle_tv
 from .bounds import chi_square_tv, theorem_4_1, theorem_4_1_delta
+from .hooks import bound_ends
 
 __all__ = ["compare_poisson", "rounds_required", "sigma_required"]
 
@@ -155,12 +156,14 @@ def sigma_required(rounds: int, target: float, epochs: int = 1,
 
 
 def compare_poisson(sigma: float, batch_size: int, dataset_size: int, epochs: int,
-                    delta: float, method: str = "auto") -> dict:
+                    delta: float, method: str = "certified") -> dict:
     r"""Poisson-subsampling eps vs random-allocation eps for the same training run.
 
     Poisson: rate q = B/N, T = E N / B steps of the Poisson-subsampled Gaussian, accounted by
-    the toolkit's ``method`` (``auto`` by default). Random allocation: M = N/B rounds per epoch
-    (N must be a multiple of B), E epochs (:func:`.api.shuffle_epsilon`).
+    the toolkit's ``method`` (``certified`` by default: the upper end of a proven enclosure is
+    reported, with ``poisson_lower``/``poisson_upper``; estimates such as ``saddlepoint`` can be
+    several percent low for few expected samplings per example). Random allocation: M = N/B
+    rounds per epoch (N must be a multiple of B), E epochs (:func:`.api.shuffle_epsilon`).
 
     Returns:
         A row: inputs, ``poisson_epsilon``, ``poisson_method``, ``shuffle_epsilon``,
@@ -184,9 +187,18 @@ def compare_poisson(sigma: float, batch_size: int, dataset_size: int, epochs: in
                                                                  / dataset_size), steps)]),
                              delta, method)
     shuf = shuffle_epsilon(sigma, rounds, epochs, delta)
+    value = getattr(pois, "epsilon", None)
+    lower = upper = None
+    if getattr(pois, "lower", None) is not None:  # a certified enclosure
+        lower, upper = bound_ends(pois)
+    if value is None:  # a certified Bound: report its upper end
+        value = upper if upper is not None else math.inf
     return {"sigma": sigma, "batch_size": batch_size, "dataset_size": dataset_size,
             "epochs": epochs, "delta": delta, "rounds": rounds, "steps": steps,
-            "poisson_epsilon": float(pois.epsilon), "poisson_method": pois.method,
+            "poisson_epsilon": float(value), "poisson_method": str(getattr(pois, "method",
+                                                                          method)),
+            "poisson_lower": None if lower is None else float(lower),
+            "poisson_upper": None if upper is None else float(upper),
             "shuffle_epsilon": float(shuf.epsilon),
             "shuffle_accuracy": shuf.details["accuracy"],
-            "ratio": float(shuf.epsilon) / float(pois.epsilon) if pois.epsilon > 0 else math.inf}
+            "ratio": float(shuf.epsilon) / value if value > 0 else math.inf}
