@@ -355,6 +355,21 @@ def test_cli_plan_json_shape(capsys):
     assert obj["exact"]["rounds"] == 1  # M = 1: the Gaussian, TV = 2 Phi(1/6) - 1 = 0.132
 
 
+def test_bound_ends_reads_float_or_decimal_ends():
+    class Floats:
+        lower, upper = 0.25, 0.5
+
+    class Decimals:  # a Bound whose ends do not convert to float: read to_dict()
+        lower = upper = object()
+
+        def to_dict(self):
+            return {"lower": "0.1", "upper": None}
+
+    assert hooks.bound_ends(Floats()) == (0.25, 0.5)
+    lo, hi = hooks.bound_ends(Decimals())
+    assert lo < 0.1 and lo == math.nextafter(0.1, 0.0) and hi == math.inf
+
+
 @pytest.mark.parametrize("argv", [
     ("tv", "--sigma", "0", "--rounds", "10"),
     ("tv", "--sigma", "nan", "--rounds", "10"),

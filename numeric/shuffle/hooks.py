@@ -94,19 +94,21 @@ def certified_shuffle() -> CertifiedShuffle:
 
 
 def bound_ends(bound: Any) -> tuple[float, float]:
-    """(lower, upper) of a Bound-like as floats, rounded outward (an infinite or missing end is
-    -inf / +inf).
-
-    The decimal ends of ``to_dict()`` are converted to the nearest float and then moved one ulp
-    outward, so the float interval contains the decimal one.
+    """(lower, upper) of a Bound-like as floats: its float ends if they convert (the provider
+    rounds them outward), else the decimal ends of ``to_dict()`` converted and moved one ulp
+    outward (an infinite end, null in the dictionary, is -inf / +inf).
     """
     import math
 
+    try:
+        return float(bound.lower), float(bound.upper)
+    except (TypeError, ValueError):
+        pass
     to_dict = getattr(bound, "to_dict", None)
-    if callable(to_dict):
+    if callable(to_dict):  # certify's Bound (Endpoint ends): the exact decimals
         d = to_dict()
         lo, hi = d.get("lower"), d.get("upper")
         lo = -math.inf if lo is None else math.nextafter(float(lo), -math.inf)
         hi = math.inf if hi is None else math.nextafter(float(hi), math.inf)
         return lo, hi
-    return float(bound.lower), float(bound.upper)
+    raise ValueError(f"not a Bound-like: {bound!r}")
