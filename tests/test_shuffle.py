@@ -26,6 +26,7 @@ from numeric.shuffle.api import shuffle_delta, shuffle_epsilon, shuffle_tv
 from numeric.shuffle.bounds import (
     chi_square_tv,
     edgeworth_cdf,
+    edgeworth_scaling,
     edgeworth_tv,
     gdp_mu,
     impossibility,
@@ -256,6 +257,9 @@ def test_closed_forms():
     assert chi_square_tv(1.0, 1000)["tv"] >= exact  # a rigorous bound
     assert edgeworth_tv(1.0, 1000) == pytest.approx(exact, rel=2e-3)
     assert edgeworth_cdf(2.0, 10**4, 1.0) == pytest.approx(0.5, abs=0.01)
+    sc = edgeworth_scaling(1.0, 2.0)  # E = 4 M: mu = 2 sqrt(v)
+    assert sc["mu"] == pytest.approx(2 * math.sqrt(v), rel=1e-14)
+    assert sc["tv_limit"] == pytest.approx(2 * ndtr(math.sqrt(v)) - 1, rel=1e-14)
 
 
 def test_sigma_required():
