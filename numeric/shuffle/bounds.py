@@ -38,6 +38,7 @@ import math
 from scipy.special import ndtr
 
 from .._validation import check_count, check_positive
+from ..errors import NotApplicable
 
 
 def check_pair(sigma: object, rounds: object) -> tuple[float, int]:
@@ -72,6 +73,8 @@ def _v(sigma: float) -> float:
 
 def _kurtosis(sigma: float) -> float:
     a = 1.0 / sigma**2
+    if 4 * a > 700.0:  # e^{4/sigma^2} overflows: the bound is vacuous (delta_1 = 1)
+        return math.inf
     return math.exp(4 * a) + 2 * math.exp(3 * a) + 3 * math.exp(2 * a) - 3.0
 
 
@@ -135,6 +138,9 @@ def impossibility(sigma: float, rounds: int) -> dict:
 
 def _gammas(sigma: float) -> tuple[float, float]:
     a = 1.0 / sigma**2
+    if 4 * a > 700.0:
+        raise NotApplicable(f"sigma={sigma!r} is too small for the Edgeworth approximation "
+                            "(the lognormal's kurtosis overflows)")
     g1 = (math.exp(a) + 2.0) * math.sqrt(math.expm1(a))
     g2 = math.exp(4 * a) + 2 * math.exp(3 * a) + 3 * math.exp(2 * a) - 6.0
     return g1, g2

@@ -272,6 +272,10 @@ def _panels(sigma: float, m: int, spread: float, cutoff: float) -> np.ndarray:
     rate = np.where(lam > -46.0, m * np.abs(dp / (1.0 + p1)), 0.0) + m * spread
     density = rate / 4.0 + 2.0 / np.maximum(pilot, scale)  # panels per unit w
     cum = np.concatenate([[0.0], np.cumsum(0.5 * (density[1:] + density[:-1]) * np.diff(pilot))])
+    if not (cum[-1] * _OUT_NODES < MAX_OUTER_NODES):  # also catches inf / nan
+        raise BudgetExceeded(
+            f"the Fourier integral for sigma={sigma!r}, rounds={m} (|kappa - 1| <= {spread:.3g}) "
+            f"needs more than {MAX_OUTER_NODES} nodes")
     panels = math.ceil(cum[-1]) + 1
     if panels * _OUT_NODES > MAX_OUTER_NODES:
         raise BudgetExceeded(
@@ -318,6 +322,9 @@ def one_epoch_law(sigma: float, rounds: int, spread: float = 0.0) -> OneEpochLaw
     rounds = check_count("rounds", rounds, maximum=10**9)
     if not (sigma >= 0.05):
         raise ValueError(f"sigma must be >= 0.05, got {sigma!r}")
+    if sigma < 0.1:  # e^{z} on the contour would overflow; TV ~ 1 there anyway
+        raise BudgetExceeded(f"sigma={sigma!r} < 0.1: the lognormal tail is too heavy for the "
+                             "Fourier method")
     if not (spread >= 0.0 and math.isfinite(spread)):
         raise ValueError(f"spread must be finite and >= 0, got {spread!r}")
     if spread > 0.0:  # share rules: round spread up to 2^(k/4)
@@ -335,7 +342,7 @@ def kappa_range(sigma: float, rounds: int, tail: float) -> tuple[float, float]:
     v = math.expm1(s * s)
     z = float(-ndtri(tail))
     sd = math.sqrt(v / rounds)
-    hi = 1.0 + max(1.5 * z * sd, math.exp(0.5 * s * s + s * z) / rounds)
+    hi = 1.0 + max(1.5 * z * sd, math.expm1(0.5 * s * s + s * z) / rounds)
     lo = max(1.0 - 1.5 * z * sd, math.exp(-0.5 * s * s - s * z) * 0.5)
     return lo, hi
 
