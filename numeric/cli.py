@@ -120,6 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="a representative DP-SGD accounting, side by side")
     demo.set_defaults(handler=_run_demo)
     register_calibrate(sub)
+    from .shuffle.cli import add_commands as register_shuffle
+
+    register_shuffle(sub)
     for ep in metadata.entry_points(group="edgeworth.commands"):
         try:
             ep.load()(sub)

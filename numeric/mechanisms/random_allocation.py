@@ -50,7 +50,8 @@ _MIN_SIGMA = 0.05  # below it e^{1/sigma^2} overflows (1/0.05^2 = 400 < 709)
     "random-allocation", {"sigma": "sigma", "rounds": "rounds"}, required=("sigma", "rounds"),
     help={"sigma": "noise multiplier (noise std / clipping norm, >= 0.05)",
           "rounds": "rounds per epoch M (each example in exactly one uniformly random round)"},
-    examples=({"sigma": 1.0, "rounds": 1}, {"sigma": 2.5, "rounds": 1}),
+    examples=({"sigma": 1.0, "rounds": 1}, {"sigma": 2.5, "rounds": 1},
+              {"sigma": 2.0, "rounds": 1000}),
 )
 @dataclass(frozen=True)
 class RandomAllocation(Mechanism):
