@@ -82,7 +82,7 @@ monotone rounding of each Y up/down would move S by a first-order amount proport
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from flint import arb, fmpz_poly
@@ -91,7 +91,10 @@ from ..budget import check_deadline
 from ..engine import endpoints, workprec
 from ..special import normal_cdf
 
-__all__ = ["BITS", "LatticeLaw", "contract", "level_zero", "spread", "sum_laws"]
+__all__ = ["BITS", "CALL_LOWER", "PUT_LOWER", "PUT_UPPER", "LatticeLaw", "contract",
+           "contract_down", "level_zero", "spread", "sum_laws"]
+
+PUT_UPPER, PUT_LOWER, CALL_LOWER = "put-upper", "put-lower", "call-lower"
 
 BITS = 104
 """Fixed-point bits B: masses are integers in units of 2^-B."""
@@ -111,16 +114,26 @@ class LatticeLaw:
         offset: Index of the first mass.
         masses: Python ints >= 0.
         dropped: Recorded mass :math:`\Delta` (0 for lower laws).
-        upper: True for an upper law (rounding up), False for a lower law.
+        kind: ``"put-upper"``, ``"put-lower"`` or ``"call-lower"`` (module docstring).
         terms: Number of summands n.
+        above: Put-upper laws: the mass deleted by (e) (units :math:`2^{-B}`, rounded up), all
+            of it at locations :math:`> M c_{\max}` (products: a part with a deleted factor lies
+            there too, the other summands being >= 0). Used by the E-epoch upper end for
+            :math:`c > c_{\max}` (:mod:`certify.shuffle.multi_epoch`).
     """
 
     e: int
     offset: int
     masses: tuple[int, ...]
     dropped: int
-    upper: bool
+    kind: str
     terms: int
+    above: int = 0
+
+    @property
+    def upper(self) -> bool:
+        """True for the put-upper law (masses rounded up)."""
+        return self.kind == PUT_UPPER
 
     @property
     def total(self) -> int:
@@ -158,10 +171,11 @@ def _phi_values(sigma: arb, knots: list[int], e0: int) -> tuple[list[arb], list[
     return a_vals, b_vals
 
 
-def level_zero(sigma: arb, e0: int, n1: int, cap: int, prec: int) -> tuple[LatticeLaw,
-                                                                             LatticeLaw]:
-    r"""(upper, lower) laws of one Y on the grid :math:`2^{e_0}\mathbb Z` (module docstring,
-    "Level 0"): knots spaced :math:`g_0` up to ``n1`` units, then doubling; cap ``cap`` units.
+def level_zero(sigma: arb, e0: int, n1: int, cap: int, prec: int
+               ) -> tuple[LatticeLaw, LatticeLaw, LatticeLaw]:
+    r"""(put-upper, put-lower, call-lower) laws of one Y on the grid :math:`2^{e_0}\mathbb Z`
+    (module docstring, "Level 0"): knots spaced :math:`g_0` up to ``n1`` units, then doubling;
+    cap ``cap`` units.
 
     Args:
         sigma: The noise multiplier (exact ball).
@@ -171,7 +185,7 @@ def level_zero(sigma: arb, e0: int, n1: int, cap: int, prec: int) -> tuple[Latti
         prec: Arb precision (bits), at least B + 64.
 
     Returns:
-        The upper and the lower level-0 laws.
+        The three level-0 laws.
     """
     knots = _knots(n1, cap)
     scale = arb(2) ** BITS
@@ -193,7 +207,8 @@ def level_zero(sigma: arb, e0: int, n1: int, cap: int, prec: int) -> tuple[Latti
                      - (jv[i] - jv[i - 1]) / (t[i] - t[i - 1]))
             hi = endpoints(m * scale)[1]
             up[knots[i]] = max(0, _ceil_end(hi))
-        atoms: list[tuple[int, int]] = []
+        atoms_up: list[tuple[int, int]] = []  # put-lower: locations rounded up
+        atoms_dn: list[tuple[int, int]] = []  # call-lower: locations rounded down
         unit = arb(2) ** (e0 - _LOC_BITS)
         for i in range(n - 1):
             p = a_vals[i + 1] - a_vals[i]
@@ -202,13 +217,23 @@ def level_zero(sigma: arb, e0: int, n1: int, cap: int, prec: int) -> tuple[Latti
                 continue
             mu = b_vals[i + 1] - b_vals[i]
             loc = mu / p / unit
-            right = knots[i + 1] << _LOC_BITS
-            x = _ceil_end(endpoints(loc)[1]) if loc.is_finite() else right
-            atoms.append((min(max(x, knots[i] << _LOC_BITS), right), w))
-    lower = contract(atoms, 1 << _LOC_BITS)
-    upper_law = LatticeLaw(e0, 0, tuple(up), 0, True, 1)
-    lo_off, lo_masses = lower
-    return upper_law, LatticeLaw(e0, lo_off, tuple(lo_masses), 0, False, 1)
+            left, right = knots[i] << _LOC_BITS, knots[i + 1] << _LOC_BITS
+            if loc.is_finite():
+                x_up = _ceil_end(endpoints(loc)[1])
+                x_dn = _floor_end(endpoints(loc)[0])
+            else:
+                x_up, x_dn = right, left
+            atoms_up.append((min(max(x_up, left), right), w))
+            atoms_dn.append((max(min(x_dn, right), left), w))
+        # call-lower: Y > C merged into its conditional mean (>= C) and moved down to C
+        w_tail = _floor_end(endpoints((1 - a_vals[-1]) * scale)[0])
+        if w_tail > 0:
+            atoms_dn.append((knots[-1] << _LOC_BITS, w_tail))
+    lo_off, lo_masses = contract(atoms_up, 1 << _LOC_BITS)
+    dn_off, dn_masses = contract_down(atoms_dn, 1 << _LOC_BITS)
+    return (LatticeLaw(e0, 0, tuple(up), 0, PUT_UPPER, 1),
+            LatticeLaw(e0, lo_off, tuple(lo_masses), 0, PUT_LOWER, 1),
+            LatticeLaw(e0, dn_off, tuple(dn_masses), 0, CALL_LOWER, 1))
 
 
 def _ceil_end(e) -> int:
@@ -269,6 +294,18 @@ def contract(atoms: list[tuple[int, int]], r: int) -> tuple[int, list[int]]:
     return lo, [out.get(i, 0) for i in range(lo, hi + 1)]
 
 
+def contract_down(atoms: list[tuple[int, int]], r: int) -> tuple[int, list[int]]:
+    r"""The mirror image of :func:`contract`: Jensen merges and **downward** moves only, so the
+    result is below the input for every convex *non-decreasing* g >= 0 (the call order of
+    :mod:`certify.shuffle.law`, used by the call-lower law). Implemented as :func:`contract` on
+    the negated locations."""
+    neg = [(-x, w) for x, w in reversed(atoms)]
+    off, masses = contract(neg, r)
+    if not masses:
+        return 0, []
+    return -(off + len(masses) - 1), masses[::-1]
+
+
 def spread(law: LatticeLaw, e: int) -> LatticeLaw:
     r"""Upper law re-gridded onto :math:`2^e\mathbb Z` (e >= law.e): each atom split linearly
     between its two coarse neighbours, the lower share rounded **up** ((a) then (b))."""
@@ -297,16 +334,15 @@ def _regrid(law: LatticeLaw, e: int) -> LatticeLaw:
         return spread(law, e)
     r = 1 << (e - law.e)
     atoms = [(law.offset + i, w) for i, w in enumerate(law.masses) if w]
-    off, masses = contract(atoms, r)
-    return LatticeLaw(e, off, tuple(masses), law.dropped, law.upper, law.terms)
+    off, masses = (contract if law.kind == PUT_LOWER else contract_down)(atoms, r)
+    return replace(law, e=e, offset=off, masses=tuple(masses))
 
 
 def _from_dict(out: dict[int, int], e: int, law: LatticeLaw) -> LatticeLaw:
     if not out:
-        return LatticeLaw(e, 0, (), law.dropped, law.upper, law.terms)
+        return replace(law, e=e, offset=0, masses=())
     lo, hi = min(out), max(out)
-    return LatticeLaw(e, lo, tuple(out.get(i, 0) for i in range(lo, hi + 1)), law.dropped,
-                      law.upper, law.terms)
+    return replace(law, e=e, offset=lo, masses=tuple(out.get(i, 0) for i in range(lo, hi + 1)))
 
 
 def _grid_exponent(e0: int, n: int) -> int:
@@ -325,18 +361,18 @@ def _product(a: LatticeLaw, b: LatticeLaw, limit: Fraction, e0: int) -> LatticeL
     else:
         coeffs = [int(c) for c in (fmpz_poly(list(a.masses)) * fmpz_poly(list(b.masses))).coeffs()]
     offset = a.offset + b.offset
-    dropped = 0
+    dropped = above = 0
     if a.upper:
         coeffs = [-((-c) >> BITS) for c in coeffs]
         ta, tb = a.total, b.total
         d2 = a.dropped * (tb + b.dropped) + ta * b.dropped
         dropped = -((-d2) >> BITS)
+        a2 = a.above * (tb + b.dropped + b.above) + (ta + a.dropped) * b.above
+        above = -((-a2) >> BITS)
     else:
         coeffs = [c >> BITS for c in coeffs]
-    # (e): locations > limit are deleted exactly
-    top = math.floor(limit / Fraction(2) ** e) - offset
-    if top < len(coeffs):
-        coeffs = coeffs[:max(top + 1, 0)]
+    coeffs, cut = _limit(coeffs, math.floor(limit / Fraction(2) ** e) - offset, a.kind)
+    above += cut if a.upper else 0
     # outer tails of mass <= tau each: deleted ((c) lower; (f) upper, recorded)
     acc, hi = 0, len(coeffs)
     while hi > 0 and acc + coeffs[hi - 1] <= _TAU:
@@ -348,7 +384,7 @@ def _product(a: LatticeLaw, b: LatticeLaw, limit: Fraction, e0: int) -> LatticeL
         lo += 1
     if a.upper:
         dropped += acc + acc_lo
-    law = LatticeLaw(e, offset + lo, tuple(coeffs[lo:hi]), dropped, a.upper, n)
+    law = LatticeLaw(e, offset + lo, tuple(coeffs[lo:hi]), dropped, a.kind, n, above)
     return _regrid(law, _grid_exponent(e0, n))
 
 
@@ -375,7 +411,20 @@ def sum_laws(base: LatticeLaw, count: int, limit: Fraction, e0: int) -> LatticeL
             acc = block if acc is None else _product(acc, block, limit, e0)
     if acc.terms == 1:  # one term: apply the limit too
         top = math.floor(limit / Fraction(2) ** acc.e) - acc.offset
-        if top + 1 < len(acc.masses):
-            acc = LatticeLaw(acc.e, acc.offset, acc.masses[:max(top + 1, 0)], acc.dropped,
-                             acc.upper, 1)
+        kept, cut = _limit(list(acc.masses), top, acc.kind)
+        acc = replace(acc, masses=tuple(kept), above=acc.above + (cut if acc.upper else 0))
     return acc
+
+
+def _limit(coeffs: list[int], top: int, kind: str) -> tuple[list[int], int]:
+    """Mass at indices > top (locations > M c_max): deleted exactly for the put laws ((e)),
+    moved down onto index top for the call-lower law (a downward move). Returns the kept
+    coefficients and the deleted mass."""
+    if top + 1 >= len(coeffs):
+        return coeffs, 0
+    if top < 0:
+        return [], sum(coeffs)
+    extra = sum(coeffs[top + 1:])
+    if kind == CALL_LOWER:
+        return [*coeffs[:top], coeffs[top] + extra], 0
+    return coeffs[:top + 1], extra

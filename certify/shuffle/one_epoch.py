@@ -23,11 +23,11 @@ Arb outward). F is non-decreasing in c, so a ball c is evaluated at its upper en
 and at least 0; ``Q||P`` at :math:`\varepsilon < -\log c_{\max}` is :math:`1 - e^\varepsilon +
 e^\varepsilon\,\delta_{P\|Q}(-\varepsilon)` exactly (:math:`F(c) = c - 1 + E(S/M - c)_+`).
 
-**Closed-form side bounds** (always intersected; convexity of :math:`x\mapsto(x - c)_+` and
-:math:`(c - x)_+` with :math:`S/M` the mean of the :math:`Y_j`, Jensen):
-:math:`E(S/M - c)_+ \le E(Y - c)_+ = \bar\Phi(z - 1/\sigma) - c\bar\Phi(z)` and
-:math:`F(c) \le E(c - Y)_+ = c\Phi(z) - \Phi(z - 1/\sigma)`, :math:`z = \sigma\log c +
-1/(2\sigma)`; and the trivial :math:`\max(0, 1 - e^\varepsilon) \le \delta \le 1`.
+**Closed-form side bound** (convexity of :math:`x\mapsto(x - c)_+` with :math:`S/M` the
+mean of the :math:`Y_j`, Jensen):
+:math:`E(S/M - c)_+ \le E(Y - c)_+ = \bar\Phi(z - 1/\sigma) - c\bar\Phi(z)`,
+:math:`z = \sigma\log c + 1/(2\sigma)` (used beyond :math:`c_{\max}`); and the trivial
+:math:`\max(0, 1 - e^\varepsilon) \le \delta \le 1`.
 """
 
 from __future__ import annotations
@@ -41,10 +41,11 @@ from flint import arb
 
 from ..bound import Bound
 from ..engine import Endpoint, endpoints, to_arb, workprec
-from ..special import normal_cdf, normal_sf
+from ..special import normal_sf
 from .law import BITS, LatticeLaw, level_zero, sum_laws
 
-__all__ = ["DIRECTIONS", "OneEpoch", "one_epoch", "one_epoch_delta", "one_epoch_tv"]
+__all__ = ["DIRECTIONS", "OneEpoch", "call_lower_law", "one_epoch", "one_epoch_delta",
+           "one_epoch_tv", "put_lower_law"]
 
 DIRECTIONS = ("P||Q", "Q||P")
 PREC = BITS + 96
@@ -134,20 +135,11 @@ class OneEpoch:
             raise ValueError(f"c must lie in (0, c_max = {float(self.c_max)}], got {c}")
         f_lo = max(Fraction(0), self.lower.put(c_lo, self.rounds))
         f_hi = self.upper.put(c_hi, self.rounds)
-        jensen = self._jensen_put(c)
-        up = _ball(f_hi)
-        if jensen.upper() < up.upper():
-            up = arb(jensen.upper())
-        return _ball(f_lo), up
+        return _ball(f_lo), _ball(f_hi)
 
     def _z(self, c: arb) -> arb:
         s = self._sigma()
         return s * c.log() + 1 / (2 * s)
-
-    def _jensen_put(self, c: arb) -> arb:
-        """E(c - Y)_+ = c Phi(z) - Phi(z - 1/sigma), an upper bound on F(c)."""
-        z = self._z(c)
-        return c * normal_cdf(z) - normal_cdf(z - 1 / self._sigma())
 
     def _jensen_call(self, c: arb) -> arb:
         """E(Y - c)_+ = Phi-bar(z - 1/sigma) - c Phi-bar(z), an upper bound on E(S/M - c)_+."""
@@ -159,10 +151,9 @@ class OneEpoch:
         c_hi = _frac(endpoints(c)[1])
         if c_hi <= self.c_max:
             f_up = self.put_bounds(c)[1]
-            up = 1 - arb(c.lower()) + f_up
-        else:
-            cm = _ball(self.c_max)
-            up = 1 - cm + self.put_bounds(cm)[1]
+            return arb(min((1 - arb(c.lower()) + f_up).upper(), arb(1).upper()))
+        cm = _ball(self.c_max)
+        up = 1 - cm + self.put_bounds(cm)[1]
         jc = self._jensen_call(arb(c.lower()))
         return arb(min(up.upper(), jc.upper(), arb(1).upper()))
 
@@ -228,6 +219,43 @@ def _params(sigma: float, rounds: int) -> tuple[int, int, int, Fraction]:
     return e0, n1, cap, limit
 
 
+def _check(sigma, rounds) -> None:
+    if not (float(sigma) > 0 and math.isfinite(float(sigma))):
+        raise ValueError(f"sigma must be a finite number > 0, got {sigma!r}")
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise ValueError(f"rounds must be an integer >= 1, got {rounds!r}")
+
+
+@lru_cache(maxsize=8)
+def _level_zero(sigma: float | Fraction, rounds: int):
+    e0, n1, cap, limit = _params(float(sigma), rounds)
+    s = _ball(sigma) if isinstance(sigma, Fraction) else arb(sigma)
+    return e0, limit, level_zero(s, e0, n1, cap, PREC)
+
+
+@lru_cache(maxsize=8)
+def call_lower_law(sigma: float | Fraction, rounds: int) -> tuple[LatticeLaw, Fraction]:
+    r"""The call-lower law of S (:mod:`certify.shuffle.law`) and its range limit
+    :math:`M c_{\max}`: :math:`\int g\,dD' \le E\,g(S)` for convex non-decreasing g >= 0.
+
+    Raises:
+        ValueError: on bad sigma or rounds.
+    """
+    _check(sigma, rounds)
+    e0, limit, laws = _level_zero(sigma, rounds)
+    return sum_laws(laws[2], rounds, limit, e0), limit
+
+
+@lru_cache(maxsize=8)
+def put_lower_law(sigma: float | Fraction, rounds: int) -> LatticeLaw:
+    """The put-lower law of S (:mod:`certify.shuffle.law`).
+
+    Raises:
+        ValueError: on bad sigma or rounds.
+    """
+    return one_epoch(sigma, rounds).lower.law
+
+
 @lru_cache(maxsize=32)
 def one_epoch(sigma: float | Fraction, rounds: int) -> OneEpoch:
     """The certified one-epoch profile of random allocation (cached).
@@ -242,16 +270,12 @@ def one_epoch(sigma: float | Fraction, rounds: int) -> OneEpoch:
     Raises:
         ValueError: on bad sigma or rounds.
     """
-    if not (float(sigma) > 0 and math.isfinite(float(sigma))):
-        raise ValueError(f"sigma must be a finite number > 0, got {sigma!r}")
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-        raise ValueError(f"rounds must be an integer >= 1, got {rounds!r}")
-    e0, n1, cap, limit = _params(float(sigma), rounds)
-    s = _ball(sigma) if isinstance(sigma, Fraction) else arb(sigma)
-    up0, lo0 = level_zero(s, e0, n1, cap, PREC)
+    _check(sigma, rounds)
+    e0, limit, (up0, lo0, _) = _level_zero(sigma, rounds)
     up = sum_laws(up0, rounds, limit, e0)
     lo = sum_laws(lo0, rounds, limit, e0)
-    return OneEpoch(sigma, rounds, limit / rounds, _Prefix.of(up), _Prefix.of(lo), e0)
+    c_max = Fraction(math.floor(limit / rounds * (1 << 40)), 1 << 40)  # dyadic, <= limit / M
+    return OneEpoch(sigma, rounds, c_max, _Prefix.of(up), _Prefix.of(lo), e0)
 
 
 def _bound(ball: arb, quantity_inputs: dict, direction: str, extra: tuple[str, ...] = ()) -> Bound:
