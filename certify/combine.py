@@ -78,10 +78,12 @@ CERTIFIED_METHODS: list[CertifiedMethod] = [
                     _lazy("chernoff:chernoff_epsilon_bound")),
     CertifiedMethod("lattice", _lazy("lattice:lattice_delta_interval"),
                     _lazy("lattice:lattice_epsilon_interval")),
+    CertifiedMethod("shuffle", _lazy("mechanisms.random_allocation:certified_delta"),
+                    _lazy("mechanisms.random_allocation:certified_epsilon")),
 ]
 """The certified methods, in the order their results are intersected."""
 
-RUN_ORDER = ("exact", "one-step", "chernoff", "eeai", "lattice")
+RUN_ORDER = ("exact", "one-step", "shuffle", "chernoff", "eeai", "lattice")
 """The order the methods run in: the cheap ones first, the lattice last (methods not listed run
 after these, in registry order)."""
 

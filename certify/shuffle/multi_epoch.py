@@ -378,7 +378,7 @@ def delta_bound(sigma, rounds: int, epochs: int, eps, direction: str) -> Bound:
     if direction not in DIRECTIONS:
         raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
     e = to_arb("eps", eps)
-    inputs = {"sigma": sigma, "rounds": rounds, "epochs": epochs, "eps": str(eps)}
+    inputs = {"sigma": float(sigma), "rounds": rounds, "epochs": epochs, "eps": str(eps)}
     if epochs == 1:
         ball = one_epoch(sigma, rounds).delta(e, direction)
         lo, hi = endpoints(ball)
@@ -423,7 +423,7 @@ def epsilon_bound(sigma, rounds: int, epochs: int, delta) -> Bound:
     hi = endpoints(arb(up_v))[1] if math.isfinite(up_v) else Endpoint(inf=1)
     if lo_v > up_v:  # impossible unless a bug
         raise ArithmeticError("shuffle: lower end above upper end")
-    inputs = {"sigma": sigma, "rounds": rounds, "epochs": epochs, "delta": str(delta),
+    inputs = {"sigma": float(sigma), "rounds": rounds, "epochs": epochs, "delta": str(delta),
               "h": H_LOWER}
     lm = "shuffle-lower-lattice" if lo_v > 0 else "trivial"
     return Bound("epsilon", lo, hi, lm, "shuffle-upper-lattice", PREC,

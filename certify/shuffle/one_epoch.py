@@ -303,7 +303,7 @@ def one_epoch_delta(sigma: float, rounds: int, eps, direction: str = "P||Q") -> 
         raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
     e = to_arb("eps", eps)
     ball = one_epoch(sigma, rounds).delta(e, direction)
-    return _bound(ball, {"sigma": sigma, "rounds": rounds, "eps": str(eps)}, direction)
+    return _bound(ball, {"sigma": float(sigma), "rounds": rounds, "eps": str(eps)}, direction)
 
 
 def one_epoch_tv(sigma: float, rounds: int) -> Bound:
@@ -313,5 +313,5 @@ def one_epoch_tv(sigma: float, rounds: int) -> Bound:
         ValueError: on bad input.
     """
     ball = one_epoch(sigma, rounds).tv()
-    return _bound(ball, {"sigma": sigma, "rounds": rounds, "eps": "0"}, "P||Q",
+    return _bound(ball, {"sigma": float(sigma), "rounds": rounds, "eps": "0"}, "P||Q",
                   ("total variation = delta(0) in either order",))
