@@ -14,11 +14,9 @@ import time
 
 
 def _clear() -> None:
-    from certify.shuffle import multi_epoch, one_epoch
+    from certify.shuffle.multi_epoch import clear_caches
 
-    for fn in (one_epoch.one_epoch, one_epoch.call_lower_law, one_epoch.put_lower_law,
-               one_epoch._level_zero, multi_epoch.lower_pld, multi_epoch.upper_pld):
-        fn.cache_clear()
+    clear_caches()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -53,6 +53,7 @@ from numeric.mechanisms import (  # noqa: E402
     RandomizedResponse,
 )
 from numeric.mechanisms.base import symmetric_cumulants  # noqa: E402
+from numeric.mechanisms.random_allocation import RandomAllocation  # noqa: E402
 
 DPS = 60  # closed-form references (exact certified brackets are ~1e-39 wide)
 
@@ -135,6 +136,9 @@ CASES = {
                    1 - (1 - mp.mpf(1e-3)) ** 4)),
     PoissonSubsampledGaussian: ([(PoissonSubsampledGaussian(4.0, 0.2), 1)], 0.1,
                                 lambda: _subsampled_one_step(4.0, 0.2, mp.mpf(0.1))),
+    # one round per epoch is the Gaussian with mu = 1/sigma: 3 epochs are mu^2 = 3/4
+    RandomAllocation: ([(RandomAllocation(2.0, 1), 3)], 0.5,
+                       lambda: _gdp(mp.mpf(3) / 4, mp.mpf(0.5))),
 }
 QUADRATURE_DPS = 30  # references by quadrature (brackets from the lattice are ~1e-8 wide)
 
@@ -228,7 +232,8 @@ def test_unknown_mechanism_gets_clean_refusals_when_another_method_applies():
     assert b.lower_method.startswith(("lattice", "trivial"))
     assert b.lower_mpf <= ref.lower_mpf and ref.upper_mpf <= b.upper_mpf
     refusals = [w for w in b.warnings if w.startswith("not applicable: ")]
-    assert sorted(w.split(" ")[2] for w in refusals) == ["chernoff", "eeai", "exact", "one-step"]
+    assert sorted(w.split(" ")[2] for w in refusals) == ["chernoff", "eeai", "exact", "one-step",
+                                                        "shuffle"]
     # the capability refusals name the mechanism; one-step refuses five steps
     assert all("_Unknown" in w for w in refusals if "one-step" not in w)
 

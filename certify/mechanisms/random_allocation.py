@@ -45,7 +45,9 @@ def _term(comp) -> tuple[float | Fraction, int, int]:
     """
     terms = getattr(comp, "terms", ())
     if len(terms) != 1 or not isinstance(terms[0][0], RandomAllocation):
-        raise NotApplicable("shuffle: applies to E epochs of one RandomAllocation (one term)")
+        names = ", ".join(sorted({type(m).__name__ for m, _ in terms}))
+        raise NotApplicable(f"shuffle: does not apply to {names} (E epochs of one "
+                            "RandomAllocation only)")
     mech, count = terms[0]
     return exact_param(mech, "sigma"), int(mech.rounds), int(count)
 
@@ -57,9 +59,9 @@ def certified_delta(comp, eps) -> Bound:
     Raises:
         NotApplicable: unless the composition is E epochs of one RandomAllocation.
     """
+    sigma, rounds, epochs = _term(comp)
     from ..shuffle.multi_epoch import delta_bound
 
-    sigma, rounds, epochs = _term(comp)
     bs = [delta_bound(sigma, rounds, epochs, eps, d) for d in ("P||Q", "Q||P")]
     lo = max(bs, key=lambda b: b.lower_mpf)
     hi = max(bs, key=lambda b: b.upper_mpf)
@@ -73,9 +75,9 @@ def certified_epsilon(comp, delta) -> Bound:
     Raises:
         NotApplicable: unless the composition is E epochs of one RandomAllocation.
     """
+    sigma, rounds, epochs = _term(comp)
     from ..shuffle.multi_epoch import epsilon_bound
 
-    sigma, rounds, epochs = _term(comp)
     b = epsilon_bound(sigma, rounds, epochs, delta)
     if not b.upper.is_finite:
         return Bound("epsilon", b.lower, Endpoint(inf=1), b.lower_method, b.upper_method,

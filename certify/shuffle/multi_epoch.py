@@ -86,6 +86,8 @@ from .one_epoch import ASSUMPTIONS, DIRECTIONS, PREC, call_lower_law, one_epoch,
 
 __all__ = [
     "H_LOWER",
+    "clear_caches",
+    "default_h",
     "delta_bound",
     "delta_lower",
     "epsilon_bound",
@@ -97,7 +99,17 @@ __all__ = [
 ]
 
 H_LOWER = 2.0**-14
-"""Lattice spacing of the lower end (the PLLR moves down by at most h per epoch)."""
+"""Lattice spacing at sigma = 1, M = 1000, E = 100 (see :func:`default_h`)."""
+
+
+def default_h(sigma: float, rounds: int, epochs: int) -> float:
+    r"""Lattice spacing: :math:`2^{\lfloor\log_2(\mu/(50E))\rfloor}` clamped to
+    :math:`[2^{-18}, 2^{-8}]`, :math:`\mu = \sqrt{E(e^{1/\sigma^2} - 1)/M}` (the GDP scale of
+    the composed PLLR): each end moves the composed PLLR by at most E h, about 2% of mu.
+    A floating-point choice (tightness and cost only)."""
+    mu = math.sqrt(epochs * math.expm1(min(1.0 / float(sigma) ** 2, 700.0)) / rounds)
+    k = math.floor(math.log2(max(mu / (50.0 * epochs), 2.0**-18)))
+    return 2.0 ** min(max(k, -18), -8)
 
 _TAU = 1 << 8  # per product, at most 2^-96 of mass deleted at each end
 A_LOWER = ("lower end: a dominated lattice measure (H_mu <= H on [0, inf): size-biased "
@@ -224,9 +236,8 @@ def _multiply_up(a: LatticePLD, b: LatticePLD) -> LatticePLD:
                       a.direction, max(a.points, b.points), a.products + b.products + 1)
 
 
-@lru_cache(maxsize=16)
 def upper_pld(sigma: float | Fraction, rounds: int, epochs: int, direction: str,
-              h: float = H_LOWER) -> LatticePLD:
+              h: float | None = None) -> LatticePLD:
     r"""The composed dominating lattice measure of ``epochs`` epochs in one pair order: its
     :meth:`~certify.lattice.LatticePLD.delta_upper` bounds delta(eps) from above.
 
@@ -237,6 +248,12 @@ def upper_pld(sigma: float | Fraction, rounds: int, epochs: int, direction: str,
         raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
     if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
         raise ValueError(f"epochs must be an integer >= 1, got {epochs!r}")
+    return _upper_cached(sigma, rounds, epochs, direction,
+                         default_h(sigma, rounds, epochs) if h is None else h)
+
+
+@lru_cache(maxsize=16)
+def _upper_cached(sigma, rounds: int, epochs: int, direction: str, h: float) -> LatticePLD:
     ep = one_epoch(sigma, rounds)
     off, masses, inf = _upper_base(ep.upper.law, rounds, direction, h, ep.c_max)
     base = LatticePLD(h, BITS, off, fmpz_poly(masses), inf, 1, direction, len(masses))
@@ -250,7 +267,8 @@ def upper_pld(sigma: float | Fraction, rounds: int, epochs: int, direction: str,
     return acc
 
 
-def epsilon_upper(sigma, rounds: int, epochs: int, delta: arb, h: float = H_LOWER) -> float:
+def epsilon_upper(sigma, rounds: int, epochs: int, delta: arb, h: float | None = None
+                  ) -> float:
     """A dyadic eps* >= 0 with certified delta(eps*) <= delta in both orders (inf if none)."""
     worst = 0.0
     tf = float(delta.lower())
@@ -284,9 +302,8 @@ def epsilon_upper(sigma, rounds: int, epochs: int, delta: arb, h: float = H_LOWE
     return worst
 
 
-@lru_cache(maxsize=16)
 def lower_pld(sigma: float | Fraction, rounds: int, epochs: int, direction: str,
-              h: float = H_LOWER) -> LatticePLD:
+              h: float | None = None) -> LatticePLD:
     r"""The composed lower lattice measure of ``epochs`` epochs in one pair order.
 
     Raises:
@@ -296,6 +313,12 @@ def lower_pld(sigma: float | Fraction, rounds: int, epochs: int, direction: str,
         raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
     if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
         raise ValueError(f"epochs must be an integer >= 1, got {epochs!r}")
+    return _lower_cached(sigma, rounds, epochs, direction,
+                         default_h(sigma, rounds, epochs) if h is None else h)
+
+
+@lru_cache(maxsize=16)
+def _lower_cached(sigma, rounds: int, epochs: int, direction: str, h: float) -> LatticePLD:
     law = call_lower_law(sigma, rounds)[0] if direction == "P||Q" else put_lower_law(sigma,
                                                                                      rounds)
     off, masses = _base(law, rounds, direction, h)
@@ -311,7 +334,7 @@ def lower_pld(sigma: float | Fraction, rounds: int, epochs: int, direction: str,
 
 
 def delta_lower(sigma, rounds: int, epochs: int, eps: arb, direction: str,
-                h: float = H_LOWER) -> arb:
+                h: float | None = None) -> arb:
     """Certified lower bound (an exact ball, >= 0) on delta(eps) of ``epochs`` epochs in one
     order; ``eps`` exact or a ball (evaluated at its upper end)."""
     lat = lower_pld(sigma, rounds, epochs, direction, h)
@@ -322,7 +345,8 @@ def delta_lower(sigma, rounds: int, epochs: int, eps: arb, direction: str,
     return lo if lo > 0 else arb(0)
 
 
-def epsilon_lower(sigma, rounds: int, epochs: int, delta: arb, h: float = H_LOWER) -> float:
+def epsilon_lower(sigma, rounds: int, epochs: int, delta: arb, h: float | None = None
+                  ) -> float:
     """A dyadic eps_lo >= 0 with certified delta(eps_lo) > delta (max over orders; 0 if none)."""
     best = 0.0
     tf = float(delta.upper())
@@ -352,6 +376,15 @@ def epsilon_lower(sigma, rounds: int, epochs: int, delta: arb, h: float = H_LOWE
                 best = q
                 break
     return best
+
+
+def clear_caches() -> None:
+    """Clear every cache of certify.shuffle (one-epoch laws and composed measures)."""
+    from . import one_epoch as oe
+
+    for fn in (oe.one_epoch, oe.call_lower_law, oe.put_lower_law, oe.level_zero_laws,
+               _lower_cached, _upper_cached):
+        fn.cache_clear()
 
 
 def _bound(quantity: str, lo: Endpoint, hi: Endpoint, lm: str, um: str, direction: str,
@@ -394,7 +427,7 @@ def delta_bound(sigma, rounds: int, epochs: int, eps, direction: str) -> Bound:
     if hi.to_mpf() > 1:
         hi = Endpoint(1, 0)
     lo = endpoints(lo_b)[0]
-    inputs["h"] = H_LOWER
+    inputs["h"] = lat.h
     return _bound("delta", lo, hi, "shuffle-lower-lattice", "shuffle-upper-lattice", direction,
                   inputs, (A_LOWER, A_UPPER))
 
@@ -424,7 +457,7 @@ def epsilon_bound(sigma, rounds: int, epochs: int, delta) -> Bound:
     if lo_v > up_v:  # impossible unless a bug
         raise ArithmeticError("shuffle: lower end above upper end")
     inputs = {"sigma": float(sigma), "rounds": rounds, "epochs": epochs, "delta": str(delta),
-              "h": H_LOWER}
+              "h": default_h(sigma, rounds, epochs)}
     lm = "shuffle-lower-lattice" if lo_v > 0 else "trivial"
     return Bound("epsilon", lo, hi, lm, "shuffle-upper-lattice", PREC,
                  (*ASSUMPTIONS, A_LOWER, A_UPPER), "P||Q", (), inputs)

@@ -227,7 +227,8 @@ def _check(sigma, rounds) -> None:
 
 
 @lru_cache(maxsize=8)
-def _level_zero(sigma: float | Fraction, rounds: int):
+def level_zero_laws(sigma: float | Fraction, rounds: int):
+    """(e0, M c_max, (put-upper, put-lower, call-lower level-0 laws)) for (sigma, M) (cached)."""
     e0, n1, cap, limit = _params(float(sigma), rounds)
     s = _ball(sigma) if isinstance(sigma, Fraction) else arb(sigma)
     return e0, limit, level_zero(s, e0, n1, cap, PREC)
@@ -242,7 +243,7 @@ def call_lower_law(sigma: float | Fraction, rounds: int) -> tuple[LatticeLaw, Fr
         ValueError: on bad sigma or rounds.
     """
     _check(sigma, rounds)
-    e0, limit, laws = _level_zero(sigma, rounds)
+    e0, limit, laws = level_zero_laws(sigma, rounds)
     return sum_laws(laws[2], rounds, limit, e0), limit
 
 
@@ -271,7 +272,7 @@ def one_epoch(sigma: float | Fraction, rounds: int) -> OneEpoch:
         ValueError: on bad sigma or rounds.
     """
     _check(sigma, rounds)
-    e0, limit, (up0, lo0, _) = _level_zero(sigma, rounds)
+    e0, limit, (up0, lo0, _) = level_zero_laws(sigma, rounds)
     up = sum_laws(up0, rounds, limit, e0)
     lo = sum_laws(lo0, rounds, limit, e0)
     c_max = Fraction(math.floor(limit / rounds * (1 << 40)), 1 << 40)  # dyadic, <= limit / M
