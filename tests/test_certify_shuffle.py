@@ -186,7 +186,6 @@ def test_bad_input():
         one_epoch_tv(-1.0, 2)
 
 
-@pytest.mark.slow
 def test_certificate_round_trip(capsys, tmp_path):
     from numeric.cli import main
 

@@ -289,7 +289,7 @@ def epsilon_upper(sigma, rounds: int, epochs: int, delta: arb, h: float | None =
             m = s > x
             return inf + float(np.dot(c[m], -np.expm1(x - s[m])))
 
-        top = float(s[-1]) + h if len(s) else h
+        top = float(s[-1]) + lat.h if len(s) else lat.h
         _, hi = bisect(lambda x, fl=fl: fl(x) <= tf, 0.0, top, rel_tol=1e-13, abs_tol=1e-13)
         found = None
         for q in snap_up(max(hi, worst), 8):
