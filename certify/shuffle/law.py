@@ -85,14 +85,25 @@ import math
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from flint import arb, fmpz_poly
+from flint import arb, fmpz, fmpz_poly
 
 from ..budget import check_deadline
 from ..engine import endpoints, workprec
 from ..special import normal_cdf
 
-__all__ = ["BITS", "CALL_LOWER", "PUT_LOWER", "PUT_UPPER", "LatticeLaw", "contract",
-           "contract_down", "level_zero", "spread", "sum_laws"]
+__all__ = [
+    "BITS",
+    "CALL_LOWER",
+    "PUT_LOWER",
+    "PUT_UPPER",
+    "LatticeLaw",
+    "ceil_div",
+    "contract",
+    "contract_down",
+    "level_zero",
+    "spread",
+    "sum_laws",
+]
 
 PUT_UPPER, PUT_LOWER, CALL_LOWER = "put-upper", "put-lower", "call-lower"
 
@@ -312,6 +323,8 @@ def spread(law: LatticeLaw, e: int) -> LatticeLaw:
     if e == law.e:
         return law
     r = 1 << (e - law.e)
+    if r == 2:
+        return _spread2(law)
     out: dict[int, int] = {}
     for i, w in enumerate(law.masses):
         if not w:
@@ -325,6 +338,31 @@ def spread(law: LatticeLaw, e: int) -> LatticeLaw:
         out[lo] = out.get(lo, 0) + down
         out[lo + 1] = out.get(lo + 1, 0) + (w - down)
     return _from_dict(out, e, law)
+
+
+def _spread2(law: LatticeLaw) -> LatticeLaw:
+    """:func:`spread` for a ratio of 2 (the same operation, vectorized by slicing): an atom at an
+    even index 2q stays at q; one at 2q + 1 gives ceil(w/2) to q and the rest to q + 1."""
+    m = list(law.masses)
+    if law.offset % 2:
+        m = [0, *m]
+    if len(m) % 2:
+        m.append(0)
+    q0 = (law.offset - (law.offset % 2)) // 2
+    even, odd = m[0::2], m[1::2]
+    down = [-((-w) >> 1) for w in odd]
+    up = [w - d for w, d in zip(odd, down, strict=True)]
+    out = [a + b for a, b in zip(even, down, strict=True)]
+    out.append(0)
+    for i, u in enumerate(up):
+        if u:
+            out[i + 1] += u
+    while out and out[-1] == 0:
+        out.pop()
+    k = 0
+    while k < len(out) and out[k] == 0:
+        k += 1
+    return replace(law, e=law.e + 1, offset=q0 + k, masses=tuple(out[k:]))
 
 
 def _regrid(law: LatticeLaw, e: int) -> LatticeLaw:
@@ -345,6 +383,21 @@ def _from_dict(out: dict[int, int], e: int, law: LatticeLaw) -> LatticeLaw:
     return replace(law, e=e, offset=lo, masses=tuple(out.get(i, 0) for i in range(lo, hi + 1)))
 
 
+def ceil_div(p: fmpz_poly, bits: int) -> fmpz_poly:
+    r"""Coefficient-wise :math:`\lceil c / 2^{bits}\rceil` of a polynomial with coefficients
+    >= 0, as :math:`\lfloor (c + 2^{bits} - 1)/2^{bits}\rfloor`.
+
+    (python-flint's ``fmpz_poly // fmpz`` is the coefficient-wise floor only for non-negative
+    coefficients -- for negative ones it returns 0 where |c| is below the divisor -- so the
+    idiom ``-((-p) // d)`` is *not* a ceiling; checked against Python integers.)
+    """
+    n = p.length()
+    if n == 0:
+        return p
+    d = 1 << bits
+    return (p + fmpz_poly([d - 1] * n)) // fmpz(d)
+
+
 def _grid_exponent(e0: int, n: int) -> int:
     """Grid exponent for a sum of n terms: e0 + floor(log2 n / 2) (step ~ g0 sqrt(n))."""
     return e0 + (n.bit_length() - 1) // 2
@@ -359,18 +412,18 @@ def _product(a: LatticeLaw, b: LatticeLaw, limit: Fraction, e0: int) -> LatticeL
     if not a.masses or not b.masses:
         coeffs: list[int] = []
     else:
-        coeffs = [int(c) for c in (fmpz_poly(list(a.masses)) * fmpz_poly(list(b.masses))).coeffs()]
+        prod = fmpz_poly(list(a.masses)) * fmpz_poly(list(b.masses))
+        div = fmpz(1 << BITS)
+        prod = ceil_div(prod, BITS) if a.upper else prod // div  # ceil / floor per coefficient
+        coeffs = [int(c) for c in prod.coeffs()]
     offset = a.offset + b.offset
     dropped = above = 0
     if a.upper:
-        coeffs = [-((-c) >> BITS) for c in coeffs]
         ta, tb = a.total, b.total
         d2 = a.dropped * (tb + b.dropped) + ta * b.dropped
         dropped = -((-d2) >> BITS)
         a2 = a.above * (tb + b.dropped + b.above) + (ta + a.dropped) * b.above
         above = -((-a2) >> BITS)
-    else:
-        coeffs = [c >> BITS for c in coeffs]
     coeffs, cut = _limit(coeffs, math.floor(limit / Fraction(2) ** e) - offset, a.kind)
     above += cut if a.upper else 0
     # outer tails of mass <= tau each: deleted ((c) lower; (f) upper, recorded)

@@ -81,7 +81,7 @@ from ..engine import DEFAULT_PRECISION, Endpoint, endpoints, to_arb, workprec
 from ..lattice import LatticePLD
 from ..lattice_grid import cut_points, sum_above, sum_below
 from ..search import bisect, snap_down, snap_up
-from .law import BITS, LatticeLaw
+from .law import BITS, LatticeLaw, ceil_div
 from .one_epoch import ASSUMPTIONS, DIRECTIONS, PREC, call_lower_law, one_epoch, put_lower_law
 
 __all__ = [
@@ -222,8 +222,7 @@ def _multiply_up(a: LatticePLD, b: LatticePLD) -> LatticePLD:
     up onto the lowest kept index (each only raises the measure in the order of Lemma 3 of
     certify.lattice)."""
     check_deadline("in the random-allocation upper lattice")
-    div = fmpz(1 << BITS)
-    r = -((-(a.coeffs * b.coeffs)) // div)
+    r = ceil_div(a.coeffs * b.coeffs, BITS)
     fa, fb = int(a.coeffs(1)), int(b.coeffs(1))
     inf = -((-(a.inf * (fb + b.inf) + fa * b.inf)) >> BITS)
     low, top = cut_points(r, _TAU)
