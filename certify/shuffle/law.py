@@ -110,7 +110,7 @@ PUT_UPPER, PUT_LOWER, CALL_LOWER = "put-upper", "put-lower", "call-lower"
 BITS = 104
 """Fixed-point bits B: masses are integers in units of 2^-B."""
 
-_TAU = 1 << 4  # outer tail mass deleted per product: at most 2^-100 at each end
+_TAU = 1 << 30  # outer tail mass deleted per product: at most 2^-74 at each end
 _LOC_BITS = 20  # sub-grid units of level-0 atom locations in the lower law
 
 

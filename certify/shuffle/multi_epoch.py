@@ -111,7 +111,7 @@ def default_h(sigma: float, rounds: int, epochs: int) -> float:
     k = math.floor(math.log2(max(mu / (50.0 * epochs), 2.0**-18)))
     return 2.0 ** min(max(k, -18), -8)
 
-_TAU = 1 << 8  # per product, at most 2^-96 of mass deleted at each end
+_TAU = 1 << 40  # per product, at most 2^-64 of mass moved or deleted at each end
 A_LOWER = ("lower end: a dominated lattice measure (H_mu <= H on [0, inf): size-biased "
            "call-lower law for P||Q, put-lower law for Q||P, atoms moved down onto h Z), "
            "composed with floor rounding; proof in certify.shuffle.multi_epoch")
