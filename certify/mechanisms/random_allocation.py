@@ -34,7 +34,14 @@ from ..exact_model import ExactComposition
 from ..registry import CertifiedMechanism, register_certified
 from ..special import exact_param
 
-__all__ = ["certified_delta", "certified_epsilon"]
+__all__ = ["applies", "certified_delta", "certified_epsilon"]
+
+
+def applies(comp) -> bool:
+    """True for a composition of one term of RandomAllocation (the ``shuffle`` method's scope;
+    other compositions skip it without a warning)."""
+    terms = getattr(comp, "terms", ())
+    return len(terms) == 1 and isinstance(terms[0][0], RandomAllocation)
 
 
 def _term(comp) -> tuple[float | Fraction, int, int]:
