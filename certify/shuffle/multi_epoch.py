@@ -1,10 +1,10 @@
 r"""E epochs of random allocation: certified delta(eps) and eps(delta), both ends.
 
 Both ends compose E copies of a single-epoch lattice measure built directly from the laws of
-:mod:`certify.shuffle.law` (the connect-the-dots lattice of :mod:`certify.lattice` also
-accepts the one-epoch step, :class:`certify.shuffle.step.RandomAllocationStep`, and gives a
-valid upper end, but it rebuilds tail masses from chords of H at spacing h, which multiplies
-the one-epoch bracket width by about 2/h; the measures below avoid that).
+:mod:`certify.shuffle.law` (the connect-the-dots lattice of :mod:`certify.lattice` would
+accept the one-epoch hockey-stick enclosure as a step and give a valid upper end, but it
+rebuilds tail masses from chords of H at spacing h, which multiplies the one-epoch bracket
+width by about 2/h; the measures below avoid that).
 
 **Lower end: a dominated lattice measure.** Notation of :mod:`certify.lattice`: for a pair
 order with PLLR L and :math:`\nu = \mathcal L_Q(L)`, :math:`H_\nu(t) = \int (1 - te^{-s})_+
