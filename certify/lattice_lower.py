@@ -136,7 +136,7 @@ class Seq:
     inf: int = 0
 
 
-def _mul_seq(a: Seq, b: Seq, bits: int, up: bool) -> Seq:
+def multiply_seqs(a: Seq, b: Seq, bits: int, up: bool) -> Seq:
     """Product, rescaled down (Q side: floor, cut mass dropped) or up (tilted P side: ceil,
     cut mass and the extra-mass cross terms added to ``extra``)."""
     div = fmpz(1 << bits)
@@ -163,9 +163,9 @@ def _power_seq(base: Seq, m: int, bits: int, up: bool) -> Seq:
     for bit in range(m.bit_length()):
         check_deadline("in the lattice lower end (squarings)")
         if bit:
-            sq = _mul_seq(sq, sq, bits, up)
+            sq = multiply_seqs(sq, sq, bits, up)
         if (m >> bit) & 1:
-            result = sq if result is None else _mul_seq(result, sq, bits, up)
+            result = sq if result is None else multiply_seqs(result, sq, bits, up)
     return result
 
 
@@ -316,11 +316,11 @@ def lower_term(step: LatticeStep, count: int, h: float, bits: int, direction: st
     return LowerLattice(h, bits, q, r, count, direction, n, ((tilt, count),))
 
 
-def _combine_lower(a: LowerLattice, b: LowerLattice) -> LowerLattice:
+def combine_lowers(a: LowerLattice, b: LowerLattice) -> LowerLattice:
     """Two independent blocks of steps: the laws convolve and the tilts add."""
     check_deadline("in the lattice lower end (convolutions)")
-    return LowerLattice(a.h, a.bits, _mul_seq(a.q, b.q, a.bits, up=False),
-                        _mul_seq(a.r, b.r, a.bits, up=True), a.count + b.count, a.direction,
+    return LowerLattice(a.h, a.bits, multiply_seqs(a.q, b.q, a.bits, up=False),
+                        multiply_seqs(a.r, b.r, a.bits, up=True), a.count + b.count, a.direction,
                         max(a.points, b.points), a.tilts + b.tilts)
 
 
@@ -335,7 +335,7 @@ def lower_lattice(
         ValueError: on bad h / bits.
         BudgetExceeded: past the deadline of an active time budget.
     """
-    return fold(lower_term, _combine_lower, composition, direction, h, bits)
+    return fold(lower_term, combine_lowers, composition, direction, h, bits)
 
 
 def epsilon_lower(lat: LowerLattice, target: arb) -> float:
