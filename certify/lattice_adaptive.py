@@ -15,7 +15,7 @@ point set gives a dominating measure). With the unit :math:`u \le \sigma_1/R` (:
 a rough standard deviation of L) and :math:`\tau = \sigma_1/(20R^2)` the bulk of the law gets
 spacing about :math:`\sigma_1/R` (the chord gap of spacing :math:`\Delta` is about
 :math:`\Delta^2 f(s)/8` for a loss density f) and the tails, where f is small, far fewer points.
-The gap at loss s is weighted by :math:`e^{\lambda s}`, :math:`\lambda = 8/\sigma_m` for the
+The gap at loss s is weighted by :math:`e^{zx - x^2/2}`, :math:`x = s/\sigma_m` for the
 composed standard deviation :math:`\sigma_m` (the density of the other steps, which weights a
 step's error in Lemma 1's hybrid sum, grows like this towards the upper tail where eps lies).
 Atoms (randomized response) make the gap first order, so their neighbourhoods are refined to u.
@@ -108,6 +108,7 @@ __all__ = [
 ]
 
 _WEIGHT_BITS = 64
+_Z = 7.0  # standard deviations out where eps lies, for the point weights of section A
 _UNIT_MIN = 2.0**-40
 _MAX_POINTS = 200_000  # single-step evaluation points per term and order (refinement stops)
 MAX_LENGTH = 1 << 20
@@ -141,13 +142,15 @@ def unit_below(x: float) -> float:
 
 
 def adaptive_points(step: LatticeStep, total: int, unit: float, tau: float, prec: int,
-                    lam: float = 0.0) -> tuple[list[int], list[arb]]:
+                    sigma_m: float = math.inf, cap: float = 1.0) -> tuple[list[int], list[arb]]:
     r"""Sorted lattice indices k (points :math:`k u`) covering the certified range, refined by
     the chord test of section A, and the curve there (Arb balls at precision ``prec``). The
-    gap at loss s is weighted by :math:`e^{\lambda s}` (capped at :math:`e^{40}`): in a
+    gap at loss s is weighted by :math:`e^{zx - x^2/2}`, :math:`x = s/\sigma_m`: in a
     composition the error of one step at s enters through the density of the other steps at
-    :math:`\varepsilon - s`, about :math:`e^{\lambda s}` times that at eps in their upper tail.
-    Any output is valid; tau, lam and unit govern tightness only."""
+    :math:`\varepsilon - s`, about that many times the density at eps when eps lies z
+    standard deviations :math:`\sigma_m` out (a Gaussian picture, z = 7 for delta down to about
+    1e-12), at most ``cap``. Any output is valid; tau, sigma_m, cap and unit govern tightness
+    only."""
     lo, hi = grid_range(step, total)
     i0, i1 = math.floor(lo / unit), math.ceil(hi / unit)
     i1 = max(i1, i0 + 2)
@@ -170,7 +173,8 @@ def adaptive_points(step: LatticeStep, total: int, unit: float, tau: float, prec
             t[m] = (arb(m) * u).exp()
             val[m] = step.delta(arb(m) * u)
             chord = val[a] + (t[m] - t[a]) * (val[b] - val[a]) / (t[b] - t[a])
-            weight = math.exp(min(lam * m * unit, 40.0))
+            x = m * unit / sigma_m
+            weight = min(math.exp(min(_Z * x - x * x / 2, 40.0)), cap)
             if (chord - val[m]).mid() * weight > tol:
                 stack.append((a, m))
                 stack.append((m, b))

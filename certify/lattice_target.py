@@ -64,15 +64,16 @@ __all__ = [
 DEFAULT_REL_WIDTH = 1e-4
 """Requested relative width of the lattice interval (``--rel-width``)."""
 
-LEVELS = tuple(Resolution(32 << k, 128 << k) for k in range(7))
+LEVELS = tuple(Resolution(8 << k, 32 << k) for k in range(9))
 """Resolutions tried in turn (single-step and composed points per rough standard deviation)."""
 
 DEFAULT_SECONDS = 30.0
 """Work budget without an active time budget."""
 
-EVALS_PER_SECOND = 10_000
-"""Single-step Arb evaluations a second of budget buys (measured ~20 000/s on the 2-core
-reference machine for the subsampled Gaussian, halved for the products and searches)."""
+EVALS_PER_SECOND = 5_000
+"""Single-step Arb evaluations a second of budget buys (measured ~12 000/s of CPU time for the
+whole lattice of subsampled Gaussians on the 2-core reference machine; less than half, for
+a shared machine)."""
 
 _ABS_FLOOR = 0.01  # below this value the target width is absolute: rel_width * 0.01
 
@@ -110,8 +111,8 @@ def _term_points(step: Any, total: int, res: Resolution, bits: int, sigma_m: flo
     s1 = step.rough_std()
     unit = unit_below(s1 / res.single)
     tau = s1 / (20.0 * res.single**2)
-    idx, values = adaptive_points(step, total, unit, tau, DEFAULT_PRECISION + bits,
-                                  8.0 / sigma_m)
+    idx, values = adaptive_points(step, total, unit, tau, DEFAULT_PRECISION + bits, sigma_m,
+                                  float(res.single) ** 2)
     return s1, unit, idx, values
 
 
@@ -260,6 +261,28 @@ def _wide(b: Bound, rel: float) -> bool:
     return bool(width > rel * max(abs(b.upper_mpf), _ABS_FLOOR))
 
 
+def _next_level(i: int, best: Bound, rel: float, evals: int, spent: int, afford: float
+                ) -> tuple[int | None, str | None]:
+    """The next resolution to try after level i, or (None, why not). The width shrinks about
+    4-fold per level (second order in the grid), so the level predicted to reach the target is
+    tried directly (at most 3 levels up), or the finest the work budget affords."""
+    if i + 1 == len(LEVELS):
+        return None, "the finest resolution was reached"
+    if best.upper.is_finite and best.lower.is_finite and best.upper_mpf > 0:
+        ratio = float((best.upper_mpf - best.lower_mpf)
+                      / (rel * max(abs(best.upper_mpf), _ABS_FLOOR)))
+        jump = min(3, max(1, math.ceil(math.log(max(ratio, 1.0), 4.0))))
+    else:
+        jump = 1
+    want = min(i + jump, len(LEVELS) - 1)
+    for j in range(want, i, -1):
+        if spent + evals * 2.2 ** (j - i) <= afford:
+            return j, None
+    return None, (f"the time budget affords no finer grid (the next resolution needs ~"
+                  f"{2.2 * evals:.0f} more single-step evaluations, {afford:.0f} are "
+                  f"allowed)")
+
+
 def _refine(once, comp: Composition, x: arb, rel_width: Any, bits: int | None) -> Bound:
     rel = check_rel_width(rel_width)
     _, b = check_params(None, bits)
@@ -267,14 +290,16 @@ def _refine(once, comp: Composition, x: arb, rel_width: Any, bits: int | None) -
     seconds = deadline.seconds if deadline is not None else DEFAULT_SECONDS
     afford = seconds * EVALS_PER_SECOND
     t0 = time.perf_counter()
-    best, spent, why = None, 0, None
-    for i, res in enumerate(LEVELS):
+    best, spent, why, i = None, 0, None, 0
+    for _ in range(len(LEVELS)):
+        res = LEVELS[i]
         try:
             out, evals = once(comp, x, res, b)
         except BudgetExceeded as exc:
             if best is None:
                 raise
-            why = f"the deadline passed at resolution {res.single} ({exc})"
+            why = (f"the time budget affords no finer grid (the deadline passed at resolution "
+                   f"{res.single}: {exc})")
             break
         spent += evals
         if best is None:
@@ -286,16 +311,13 @@ def _refine(once, comp: Composition, x: arb, rel_width: Any, bits: int | None) -
                          merged.direction, out.warnings, out.inputs)
         if not _wide(best, rel):
             break
-        if i + 1 == len(LEVELS):
-            why = "the finest resolution was reached"
-        elif spent + 2.2 * evals > afford:
-            why = (f"the time budget affords no finer grid (the next resolution needs ~"
-                   f"{2.2 * evals:.0f} more single-step evaluations, {afford:.0f} are allowed "
-                   f"for {seconds:g} s)")
+        nxt, why = _next_level(i, best, rel, evals, spent, afford)
+        if nxt is None:
             break
+        i = nxt
     inputs = dict(best.inputs)
     inputs.update({"rel_width_target": rel, "seconds": time.perf_counter() - t0,
-                   "single_step_evaluations": spent})
+                   "single_step_evaluations": spent, "work_budget_seconds": seconds})
     warnings = best.warnings
     if why is not None and _wide(best, rel):
         width = (float((best.upper_mpf - best.lower_mpf) / max(abs(best.upper_mpf), 1e-300))
