@@ -294,36 +294,37 @@ def coarsen_upper(lat: LatticePLD, r: int) -> LatticePLD:
         u = arb(lat.h)
         den = 1 - (-(r * u)).exp()
         w = _weights([(1 - (-(j * u)).exp()) / den for j in range(1, r)])
-    o = lat.offset
-    cs = lat.coeffs.coeffs()
-    j0 = o // r
-    out = [0] * ((o + len(cs) - 1) // r - j0 + 2)
-    for k, c in enumerate(cs):
-        c = int(c)
-        if not c:
-            continue
-        big, j = divmod(o + k, r)
-        if j == 0:
-            out[big - j0] += c
-        else:
-            up = -((-c * w[j - 1]) >> _WEIGHT_BITS)
-            out[big + 1 - j0] += up
-            out[big - j0] += c - up
+    cs = [int(c) for c in lat.coeffs.coeffs()]
+    j0, first = divmod(lat.offset, r)
+    cs = [0] * first + cs  # now index k is fine index r * j0 + k
+    n = -(-len(cs) // r)
+    cs += [0] * (n * r - len(cs))
+    out = cs[0::r] + [0]  # residue 0 stays; coarse cell J at out[J - j0]
+    for j in range(1, r):
+        sub = cs[j::r]
+        wj = w[j - 1]
+        ups = [-((-c * wj) >> _WEIGHT_BITS) for c in sub]
+        out = [o + c - u for o, c, u in zip(out, [*sub, 0], [*ups, 0], strict=True)]
+        out[1:] = [o + u for o, u in zip(out[1:], ups, strict=True)]
     return LatticePLD(lat.h * r, lat.bits, j0, fmpz_poly(out), lat.inf, lat.count,
                       lat.direction, lat.points, lat.products)
 
 
 def _coarsen_seq(s: Seq, r: int, w: list[int] | None) -> Seq:
-    o = s.offset
-    cs = s.coeffs.coeffs()
-    j0 = o // r
-    out = [0] * ((o + len(cs) - 1) // r - j0 + 1)
-    for k, c in enumerate(cs):
-        c = int(c)
-        if c:
-            big, j = divmod(o + k, r)
-            out[big - j0] += c if w is None else c * w[j]
-    if w is not None:
+    cs = [int(c) for c in s.coeffs.coeffs()]
+    j0, first = divmod(s.offset, r)
+    cs = [0] * first + cs
+    n = -(-len(cs) // r)
+    cs += [0] * (n * r - len(cs))
+    if w is None:
+        out = cs[0::r]
+        for j in range(1, r):
+            out = [a + b for a, b in zip(out, cs[j::r], strict=True)]
+    else:
+        out = [c * w[0] for c in cs[0::r]]
+        for j in range(1, r):
+            wj = w[j]
+            out = [a + b * wj for a, b in zip(out, cs[j::r], strict=True)]
         out = [-((-v) >> _WEIGHT_BITS) for v in out]
     return Seq(j0, fmpz_poly(out), s.extra, s.inf)
 

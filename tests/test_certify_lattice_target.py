@@ -147,7 +147,7 @@ def test_laplace_two_fold_brackets_quadrature(eps):
     assert b.lower_mpf <= want <= b.upper_mpf
 
 
-@pytest.mark.parametrize("m", sorted(PLD_EPS))
+@pytest.mark.parametrize("m", [1000, pytest.param(10000, marks=pytest.mark.slow)])
 def test_dp_sgd_reaches_the_target_around_the_pld_value(m):
     b = target_epsilon_interval([(PoissonSubsampledGaussian(1.0, 0.01), m)], 1e-5)
     lo, hi = float(b.lower_mpf), float(b.upper_mpf)
@@ -158,6 +158,7 @@ def test_dp_sgd_reaches_the_target_around_the_pld_value(m):
         assert key in b.inputs
 
 
+@pytest.mark.slow
 def test_a_finer_target_gives_a_nested_tighter_interval():
     comp = [(PoissonSubsampledGaussian(2.0, 0.001), 10000)]
     a = target_epsilon_interval(comp, 1e-5, rel_width=1e-3)
@@ -177,12 +178,12 @@ def test_unreachable_target_warns_and_stays_sound():
 
 
 def test_certified_passes_rel_width_and_records_it():
-    comp = [(PoissonSubsampledGaussian(1.0, 0.01), 300)]
+    comp = [(PoissonSubsampledGaussian(1.0, 0.01), 100)]
     b = certified_epsilon(comp, 1e-5, rel_width=1e-3)
     assert b.inputs["rel_width"] == 1e-3
     assert b.upper_method.startswith("lattice[h=")
     assert float(b.upper_mpf - b.lower_mpf) <= 1e-3 * float(b.upper_mpf)
-    d = certified_delta(comp, 1.0)
+    d = certified_delta([(Laplace(2.0), 20)], 1.0)
     assert d.inputs["rel_width"] == 1e-4
 
 
