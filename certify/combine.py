@@ -26,7 +26,8 @@ starting with ``"vacuous:"`` always describes the reported result.
 Registered now: ``exact`` (Gaussian, pure DP; :mod:`certify.exact`), ``eeai`` (the Edgeworth
 interval, :mod:`certify.eeai`), ``chernoff`` (:mod:`certify.chernoff`) and ``lattice`` (both ends:
 dominating lattice PLD above, exactly evaluated binned threshold test below;
-:mod:`certify.lattice`); each applies to the mechanisms whose capabilities it needs are
+:mod:`certify.lattice`, on adaptive grids refined until the interval is ``rel_width`` wide:
+:mod:`certify.lattice_target`); each applies to the mechanisms whose capabilities it needs are
 registered (:mod:`certify.registry`).
 """
 

@@ -299,7 +299,7 @@ def coarsen_upper(lat: LatticePLD, r: int) -> LatticePLD:
     cs = [0] * first + cs  # now index k is fine index r * j0 + k
     n = -(-len(cs) // r)
     cs += [0] * (n * r - len(cs))
-    out = cs[0::r] + [0]  # residue 0 stays; coarse cell J at out[J - j0]
+    out = [*cs[0::r], 0]  # residue 0 stays; coarse cell J at out[J - j0]
     for j in range(1, r):
         sub = cs[j::r]
         wj = w[j - 1]
