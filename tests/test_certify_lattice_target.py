@@ -10,8 +10,10 @@ decimals). The re-discretization steps are checked against their defining inequa
 
 from __future__ import annotations
 
+import json
 import math
 import random
+from fractions import Fraction
 
 import pytest
 
@@ -159,11 +161,11 @@ def test_dp_sgd_reaches_the_target_around_the_pld_value(m):
 
 
 @pytest.mark.slow
-def test_a_finer_target_gives_a_nested_tighter_interval():
+def test_a_finer_target_gives_an_overlapping_tighter_interval():
     comp = [(PoissonSubsampledGaussian(2.0, 0.001), 10000)]
     a = target_epsilon_interval(comp, 1e-5, rel_width=1e-3)
     b = target_epsilon_interval(comp, 1e-5, rel_width=1e-5)
-    assert a.lower_mpf <= b.lower_mpf <= b.upper_mpf <= a.upper_mpf
+    assert a.lower_mpf <= b.upper_mpf and b.lower_mpf <= a.upper_mpf
     assert b.upper_mpf - b.lower_mpf <= 1e-5 * b.upper_mpf
     assert a.upper_mpf - a.lower_mpf <= 1e-3 * a.upper_mpf
 
@@ -193,3 +195,35 @@ def test_bad_rel_width(bad):
         check_rel_width(bad)
     with pytest.raises(ValueError, match="rel_width"):
         certified_epsilon([(Gaussian(1.0), 2)], 1e-5, rel_width=bad)
+
+
+LAPLACE_SPEC = """
+[[mechanism]]
+type = "laplace"
+scale = 4.0
+count = 30
+"""
+
+
+def test_cli_rel_width_and_certificate_round_trip(capsys, tmp_path):
+    from numeric.cli import main
+
+    spec = tmp_path / "spec.toml"
+    spec.write_text(LAPLACE_SPEC)
+    cert = tmp_path / "cert.json"
+    assert main(["certify", "--spec", str(spec), "--delta", "1e-5", "--rel-width", "1e-6",
+                 "--out", str(cert)]) == 0
+    capsys.readouterr()
+    data = json.loads(cert.read_text())
+    claim = data["claim"]
+    assert claim["inputs"]["rel_width"] == 1e-6 and claim["upper_method"].startswith("lattice")
+    lo, hi = Fraction(claim["lower"]), Fraction(claim["upper"])
+    assert 0 < hi - lo <= hi * Fraction(1, 10**6)
+    assert main(["verify", str(cert)]) == 0  # recomputed with the recorded target
+    assert "verified" in capsys.readouterr().out
+    assert main(["epsilon", "--spec", str(spec), "--delta", "1e-5", "--method", "certified",
+                 "--rel-width", "1e-3", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["inputs"]["rel_width"] == 1e-3
+    lo2, hi2 = Fraction(out["lower"]), Fraction(out["upper"])
+    assert lo2 <= hi and lo <= hi2 and hi2 - lo2 <= hi2 / 1000  # both certified: they overlap
