@@ -18,7 +18,10 @@ spacing about :math:`\sigma_1/R` (the chord gap of spacing :math:`\Delta` is abo
 The gap at loss s is weighted by :math:`e^{zx - x^2/2}`, :math:`x = s/\sigma_m` for the
 composed standard deviation :math:`\sigma_m` (the density of the other steps, which weights a
 step's error in Lemma 1's hybrid sum, grows like this towards the upper tail where eps lies).
-Atoms (randomized response) make the gap first order, so their neighbourhoods are refined to u.
+Where the curve exceeds :math:`10^{-12}/m` the gap is also kept below a fraction
+:math:`1/(4R^2)` of the curve's value (the far upper tail of one step drives delta when m is
+small). Atoms (randomized response) make the gap first order, so their neighbourhoods are
+refined to u.
 The atoms :math:`c_i` then sit at lattice points, and the fixed-point tails, rounding and
 truncation are those of the fixed grid (Lemma 3).
 
@@ -109,6 +112,8 @@ __all__ = [
 
 _WEIGHT_BITS = 64
 _Z = 7.0  # standard deviations out where eps lies, for the point weights of section A
+_REL_GAP = 0.25  # relative chord gap (over cap) refined where the curve exceeds _FLOOR / count
+_FLOOR = 1e-12
 _UNIT_MIN = 2.0**-40
 _MAX_POINTS = 200_000  # single-step evaluation points per term and order (refinement stops)
 MAX_LENGTH = 1 << 20
@@ -149,8 +154,10 @@ def adaptive_points(step: LatticeStep, total: int, unit: float, tau: float, prec
     composition the error of one step at s enters through the density of the other steps at
     :math:`\varepsilon - s`, about that many times the density at eps when eps lies z
     standard deviations :math:`\sigma_m` out (a Gaussian picture, z = 7 for delta down to about
-    1e-12), at most ``cap``. Any output is valid; tau, sigma_m, cap and unit govern tightness
-    only."""
+    1e-12), at most ``cap``; and, where the curve is above 1e-12 / total (the single-step loss
+    tail that matters when one step's large loss drives delta), while the gap exceeds
+    0.25 / cap of the curve's value. Any output is valid; tau, sigma_m, cap and unit govern
+    tightness only."""
     lo, hi = grid_range(step, total)
     i0, i1 = math.floor(lo / unit), math.ceil(hi / unit)
     i1 = max(i1, i0 + 2)
@@ -159,6 +166,8 @@ def adaptive_points(step: LatticeStep, total: int, unit: float, tau: float, prec
     pts = sorted({i0, i1, *range(-((-i0) // s0) * s0, i1, s0)})
     u = arb(unit)  # a power of two: exact
     tol = arb(tau)
+    rel = arb(_REL_GAP) / cap if cap > 1 else arb(_REL_GAP)
+    floor = arb(_FLOOR) / total
     with workprec(prec):
         val = {i: step.delta(arb(i) * u) for i in pts}
         t = {i: (arb(i) * u).exp() for i in pts}
@@ -175,7 +184,8 @@ def adaptive_points(step: LatticeStep, total: int, unit: float, tau: float, prec
             chord = val[a] + (t[m] - t[a]) * (val[b] - val[a]) / (t[b] - t[a])
             x = m * unit / sigma_m
             weight = min(math.exp(min(_Z * x - x * x / 2, 40.0)), cap)
-            if (chord - val[m]).mid() * weight > tol:
+            gap, here = (chord - val[m]).mid(), val[m].mid()
+            if gap * weight > tol or (here > floor and gap > here * rel):
                 stack.append((a, m))
                 stack.append((m, b))
     idx = sorted(val)
