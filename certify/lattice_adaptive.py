@@ -18,7 +18,8 @@ spacing about :math:`\sigma_1/R` (the chord gap of spacing :math:`\Delta` is abo
 The gap at loss s is weighted by :math:`e^{zx - x^2/2}`, :math:`x = s/\sigma_m` for the
 composed standard deviation :math:`\sigma_m` (the density of the other steps, which weights a
 step's error in Lemma 1's hybrid sum, grows like this towards the upper tail where eps lies).
-Where the curve exceeds :math:`10^{-12}/m` the gap is also kept below a fraction
+Beyond :math:`z\sigma_m`, where the curve exceeds :math:`10^{-12}/m`, the gap is also kept
+below a fraction
 :math:`1/(4R^2)` of the curve's value (the far upper tail of one step drives delta when m is
 small). Atoms (randomized response) make the gap first order, so their neighbourhoods are
 refined to u.
@@ -154,7 +155,8 @@ def adaptive_points(step: LatticeStep, total: int, unit: float, tau: float, prec
     composition the error of one step at s enters through the density of the other steps at
     :math:`\varepsilon - s`, about that many times the density at eps when eps lies z
     standard deviations :math:`\sigma_m` out (a Gaussian picture, z = 7 for delta down to about
-    1e-12), at most ``cap``; and, where the curve is above 1e-12 / total (the single-step loss
+    1e-12), at most ``cap``; and, beyond z sigma_m where the curve is above 1e-12 / total (the
+    single-step loss
     tail that matters when one step's large loss drives delta), while the gap exceeds
     0.25 / cap of the curve's value. Any output is valid; tau, sigma_m, cap and unit govern
     tightness only."""
@@ -185,7 +187,7 @@ def adaptive_points(step: LatticeStep, total: int, unit: float, tau: float, prec
             x = m * unit / sigma_m
             weight = min(math.exp(min(_Z * x - x * x / 2, 40.0)), cap)
             gap, here = (chord - val[m]).mid(), val[m].mid()
-            if gap * weight > tol or (here > floor and gap > here * rel):
+            if gap * weight > tol or (x > _Z and here > floor and gap > here * rel):
                 stack.append((a, m))
                 stack.append((m, b))
     idx = sorted(val)

@@ -64,7 +64,7 @@ __all__ = [
 DEFAULT_REL_WIDTH = 1e-4
 """Requested relative width of the lattice interval (``--rel-width``)."""
 
-LEVELS = tuple(Resolution(2 << k, 8 << k) for k in range(11))
+LEVELS = tuple(Resolution(2 << k, 4 << k) for k in range(11))
 """Resolutions tried in turn (single-step and composed points per rough standard deviation)."""
 
 DEFAULT_SECONDS = 30.0
