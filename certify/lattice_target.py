@@ -70,10 +70,10 @@ LEVELS = tuple(Resolution(2 << k, 4 << k) for k in range(11))
 DEFAULT_SECONDS = 30.0
 """Work budget without an active time budget."""
 
-EVALS_PER_SECOND = 5_000
+EVALS_PER_SECOND = 2_500
 """Single-step Arb evaluations a second of budget buys (measured ~12 000/s of CPU time for the
-whole lattice of subsampled Gaussians on the 2-core reference machine; less than half, for
-a shared machine)."""
+whole lattice of subsampled Gaussians on the 2-core reference machine; a fifth of it, for a
+shared machine and the products, which the count leaves out)."""
 
 _ABS_FLOOR = 0.01  # below this value the target width is absolute: rel_width * 0.01
 
