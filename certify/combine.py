@@ -173,9 +173,8 @@ def _run(kind: str, composition, x, budget: float | None, rel_width=None) -> Bou
     what = comp.describe()
     if len(what) > 240:
         what = f"a composition of {len(comp.terms)} terms ({comp.total_count} steps)"
-    out = _combine(parts, refusals, what)
-    out.inputs["rel_width"] = opts["rel_width"]  # verify recomputes with the same target
-    return out
+    out = _combine(parts, refusals, what)  # verify recomputes with the same target:
+    return replace(out, inputs={**out.inputs, "rel_width": opts["rel_width"]})
 
 
 def certified_delta(composition, eps, *, time_budget: float | None = None,
