@@ -11,7 +11,8 @@ The interval itself is the error measure (a posteriori): the loop stops as soon 
 
     \text{upper} - \text{lower} \le \text{rel\_width} \cdot \max(|\text{upper}|, 0.01)
 
-(relative width, or absolute ``rel_width / 100`` for values below 0.01), or when the next level
+(relative width, or for an eps below 0.01 absolute ``rel_width / 100``; a delta is always
+relative: ``upper - lower <= rel_width * upper``), or when the next level
 would not fit the work budget, or at the finest level; then the result carries a warning saying
 which. The work budget is counted in single-step evaluations (deterministic: the same query
 and budget always give the same grid, whatever the machine's load), at
@@ -258,7 +259,15 @@ def _wide(b: Bound, rel: float) -> bool:
     if not (b.lower.is_finite and b.upper.is_finite):
         return True
     width = b.upper_mpf - b.lower_mpf
-    return bool(width > rel * max(abs(b.upper_mpf), _ABS_FLOOR))
+    return bool(width > rel * _scale(b))
+
+
+def _scale(b: Bound) -> Any:
+    """What the width is relative to: |upper|, at least 0.01 for an epsilon (so eps below 0.01
+    has an absolute target); a delta is always relative."""
+    if b.quantity == "epsilon":
+        return max(abs(b.upper_mpf), _ABS_FLOOR)
+    return abs(b.upper_mpf)
 
 
 def _next_level(i: int, best: Bound, rel: float, evals: int, spent: int, afford: float
@@ -269,8 +278,7 @@ def _next_level(i: int, best: Bound, rel: float, evals: int, spent: int, afford:
     if i + 1 == len(LEVELS):
         return None, "the finest resolution was reached"
     if best.upper.is_finite and best.lower.is_finite and best.upper_mpf > 0:
-        ratio = float((best.upper_mpf - best.lower_mpf)
-                      / (rel * max(abs(best.upper_mpf), _ABS_FLOOR)))
+        ratio = float((best.upper_mpf - best.lower_mpf) / (rel * _scale(best)))
         jump = min(3, max(1, math.ceil(math.log(max(ratio, 1.0), 4.0))))
     else:
         jump = 1
