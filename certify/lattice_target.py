@@ -108,7 +108,10 @@ def check_rel_width(rel_width: Any) -> float:
 # one resolution
 
 
+@bounded_cache(256)
 def _term_points(step: Any, total: int, res: Resolution, bits: int, sigma_m: float):
+    """(rough std, unit, points, curve values) of one term's single step (section A of
+    :mod:`certify.lattice_adaptive`); shared by its upper and lower ends."""
     s1 = step.rough_std()
     unit = unit_below(s1 / res.single)
     tau = s1 / (20.0 * res.single**2)
