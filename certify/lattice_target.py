@@ -16,8 +16,8 @@ relative: ``upper - lower <= rel_width * upper``), or when the next level
 would not fit the work budget, or at the finest level; then the result carries a warning saying
 which. The work budget is counted in single-step evaluations (deterministic: the same query
 and budget always give the same grid, whatever the machine's load), at
-:data:`EVALS_PER_SECOND` of the active time budget (:mod:`certify.budget`), or of
-:data:`DEFAULT_SECONDS` without one; the deadline itself still stops a slow machine, keeping the
+:data:`EVALS_PER_SECOND` of the active time budget (:mod:`certify.budget`), or
+:data:`DEFAULT_EVALUATIONS` without one; the deadline itself still stops a slow machine, keeping the
 finished levels' answer.
 
 The result reports the discretization chosen (units, points, resolution), the time spent, the
@@ -68,13 +68,15 @@ DEFAULT_REL_WIDTH = 1e-4
 LEVELS = tuple(Resolution(2 << k, 4 << k) for k in range(11))
 """Resolutions tried in turn (single-step and composed points per rough standard deviation)."""
 
-DEFAULT_SECONDS = 30.0
-"""Work budget without an active time budget."""
+DEFAULT_EVALUATIONS = 480_000
+"""Work budget without an active time budget, in single-step evaluations (about a minute of CPU
+on the 2-core reference machine: long enough for a heterogeneous composition of 100 distinct
+subsampled Gaussians to reach about 1e-3)."""
 
 EVALS_PER_SECOND = 2_500
-"""Single-step Arb evaluations a second of budget buys (measured ~12 000/s of CPU time for the
-whole lattice of subsampled Gaussians on the 2-core reference machine; a fifth of it, for a
-shared machine and the products, which the count leaves out)."""
+"""Single-step Arb evaluations a second of an active time budget buys: about a fifth of the
+~12 000/s of CPU time measured for the whole lattice of subsampled Gaussians on the 2-core
+reference machine, products included, so that a wall-clock budget holds on a shared machine."""
 
 _ABS_FLOOR = 0.01  # below this value the target width is absolute: rel_width * 0.01
 
@@ -298,8 +300,8 @@ def _refine(once, comp: Composition, x: arb, rel_width: Any, bits: int | None) -
     rel = check_rel_width(rel_width)
     _, b = check_params(None, bits)
     deadline = current_deadline()
-    seconds = deadline.seconds if deadline is not None else DEFAULT_SECONDS
-    afford = seconds * EVALS_PER_SECOND
+    afford = (deadline.seconds * EVALS_PER_SECOND if deadline is not None
+              else DEFAULT_EVALUATIONS)
     t0 = time.perf_counter()
     best, spent, why, i = None, 0, None, 0
     for _ in range(len(LEVELS)):
@@ -328,7 +330,7 @@ def _refine(once, comp: Composition, x: arb, rel_width: Any, bits: int | None) -
         i = nxt
     inputs = dict(best.inputs)
     inputs.update({"rel_width_target": rel, "seconds": time.perf_counter() - t0,
-                   "single_step_evaluations": spent, "work_budget_seconds": seconds})
+                   "single_step_evaluations": spent, "work_budget_evaluations": afford})
     warnings = best.warnings
     if why is not None and _wide(best, rel):
         width = (float((best.upper_mpf - best.lower_mpf) / max(abs(best.upper_mpf), 1e-300))
