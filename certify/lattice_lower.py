@@ -229,9 +229,32 @@ class LowerLattice:
         w = np.exp(np.clip(shift - j * self.h, -745.0, 700.0))
         with np.errstate(over="ignore", invalid="ignore"):
             pt = math.exp(min(shift, 700.0)) * rw + extra * w
+        if shift > 700.0 or float(np.max(np.abs(j * self.h), initial=0.0)) > 700.0:
+            pt = self._log_p_tail(shift)  # large losses: the exponentials above over/underflow
         val = np.nan_to_num(qt - pt, nan=-np.inf)
         i = int(np.argmax(val))
         return float(val[i]), int(j[i] - 1)
+
+    @cached_property
+    def _log_r_tail(self) -> np.ndarray:
+        """log sum_{j' >= j} e^{-j' h} R'_{j'} (float, log domain; search only)."""
+        j, _, _, _ = self._float_parts
+        lo = min(self.q.offset, self.r.offset)
+        ra = np.zeros(len(j))
+        rc = [float(v) * 2.0 ** (-self.bits) for v in self.r.coeffs.coeffs()]
+        ra[self.r.offset - lo: self.r.offset - lo + len(rc)] = rc
+        with np.errstate(divide="ignore"):
+            terms = np.log(ra) - j * self.h
+        return np.logaddexp.accumulate(terms[::-1])[::-1]
+
+    def _log_p_tail(self, shift: float) -> np.ndarray:
+        """The P-side tail of :meth:`float_profile` computed in the log domain (for losses
+        beyond the float range of e^x, e.g. eps ~ 1000 at m = 1e7)."""
+        j, _, _, extra = self._float_parts
+        with np.errstate(divide="ignore", over="ignore"):
+            a = shift + self._log_r_tail
+            b = math.log(extra) + shift - j * self.h if extra > 0 else np.full(len(j), -np.inf)
+            return np.exp(np.clip(np.logaddexp(a, b), -745.0, 709.0))
 
     def delta_lower_at(self, eps: arb, k: int) -> arb:
         r"""Enclosure of :math:`2^{-B}[\sum_{j>K} Q'_j - e^\varepsilon(\sum_{j>K} e^{-jh}R'_j +
