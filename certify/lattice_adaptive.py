@@ -117,7 +117,7 @@ _REL_GAP = 0.25  # relative chord gap (over cap) refined where the curve exceeds
 _FLOOR = 1e-12
 _UNIT_MIN = 2.0**-40
 _MAX_POINTS = 200_000  # single-step evaluation points per term and order (refinement stops)
-MAX_LENGTH = 1 << 20
+MAX_LENGTH = 1 << 18
 """Composed lattices longer than this are coarsened further (memory and FLINT time)."""
 
 
