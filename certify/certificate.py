@@ -265,7 +265,12 @@ def verify(path: str | os.PathLike, *, allow_files: bool = False
     from .combine import certified_delta, certified_epsilon
 
     fn = certified_epsilon if query == "epsilon" else certified_delta
-    recomputed = fn(comp, value)
+    rel = claim.get("inputs", {}).get("rel_width") if isinstance(claim.get("inputs"), dict) \
+        else None
+    try:  # the lattice target the certificate was made with (older certificates: the default)
+        recomputed = fn(comp, value, rel_width=rel)
+    except ValueError as exc:
+        raise CertificateError(f"malformed inputs: {exc}") from None
     lo_r, hi_r = recomputed.lower.decimal("floor"), recomputed.upper.decimal("ceiling")
     inside_lo = lo_c is None or (lo_r is not None and Fraction(lo_r) >= lo_c)
     inside_hi = hi_c is None or (hi_r is not None and Fraction(hi_r) <= hi_c)

@@ -2,7 +2,8 @@
 
 ::
 
-    edgeworth certify --spec FILE (--delta D | --eps E) --out cert.json [--time-budget S] [--json]
+    edgeworth certify --spec FILE (--delta D | --eps E) --out cert.json [--time-budget S]
+        [--rel-width R] [--json]
     edgeworth verify cert.json [--json]
 
 ``verify`` exits 0 when the certificate is reproduced, 1 when it is tampered with or not
@@ -31,6 +32,8 @@ def add_commands(sub) -> None:
     c.add_argument("--out", required=True, metavar="CERT.json")
     c.add_argument("--time-budget", type=float, default=None, metavar="SECONDS",
                    help="stop methods that would take longer (default: no limit)")
+    c.add_argument("--rel-width", type=float, default=None, metavar="R",
+                   help="requested relative width of the lattice interval (default 1e-4)")
     c.add_argument("--json", action="store_true")
     c.set_defaults(handler=_run_certify)
     v = sub.add_parser("verify", help="recompute a certificate and check it")
@@ -71,10 +74,11 @@ def _run_certify(args) -> int:
     budget = args.time_budget
     if args.delta is not None:
         query, value = "epsilon", args.delta
-        bound = certified_epsilon(comp, args.delta, time_budget=budget)
+        bound = certified_epsilon(comp, args.delta, time_budget=budget,
+                                  rel_width=args.rel_width)
     else:
         query, value = "delta", args.eps
-        bound = certified_delta(comp, args.eps, time_budget=budget)
+        bound = certified_delta(comp, args.eps, time_budget=budget, rel_width=args.rel_width)
     cert = make_certificate(data, query, value, bound)
     tmp = f"{args.out}.tmp"
     try:

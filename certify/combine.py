@@ -26,7 +26,8 @@ starting with ``"vacuous:"`` always describes the reported result.
 Registered now: ``exact`` (Gaussian, pure DP; :mod:`certify.exact`), ``eeai`` (the Edgeworth
 interval, :mod:`certify.eeai`), ``chernoff`` (:mod:`certify.chernoff`) and ``lattice`` (both ends:
 dominating lattice PLD above, exactly evaluated binned threshold test below;
-:mod:`certify.lattice`); each applies to the mechanisms whose capabilities it needs are
+:mod:`certify.lattice`, on adaptive grids refined until the interval is ``rel_width`` wide:
+:mod:`certify.lattice_target`); each applies to the mechanisms whose capabilities it needs are
 registered (:mod:`certify.registry`).
 """
 
@@ -59,16 +60,17 @@ class CertifiedMethod:
     delta_fn: Callable[..., Bound]
     epsilon_fn: Callable[..., Bound]
     applies: Callable[..., bool] | None = None
+    options: tuple[str, ...] = ()  # keyword options it takes (e.g. "rel_width")
 
 
 def _lazy(target: str) -> Callable[..., Bound]:
     """``"module:function"`` in certify, imported on first call (keeps python-flint users lazy)."""
     module, name = target.split(":")
 
-    def call(comp, *x):
+    def call(comp, *x, **kw):
         from importlib import import_module
 
-        return getattr(import_module(f".{module}", __package__), name)(comp, *x)
+        return getattr(import_module(f".{module}", __package__), name)(comp, *x, **kw)
 
     call.__name__ = name
     return call
@@ -81,8 +83,8 @@ CERTIFIED_METHODS: list[CertifiedMethod] = [
     CertifiedMethod("eeai", _lazy("eeai:delta_interval"), _lazy("eeai:epsilon_interval")),
     CertifiedMethod("chernoff", _lazy("chernoff:chernoff_delta_bound"),
                     _lazy("chernoff:chernoff_epsilon_bound")),
-    CertifiedMethod("lattice", _lazy("lattice:lattice_delta_interval"),
-                    _lazy("lattice:lattice_epsilon_interval")),
+    CertifiedMethod("lattice", _lazy("lattice_target:target_delta_interval"),
+                    _lazy("lattice_target:target_epsilon_interval"), options=("rel_width",)),
     CertifiedMethod("shuffle", _lazy("mechanisms.random_allocation:certified_delta"),
                     _lazy("mechanisms.random_allocation:certified_epsilon"),
                     _lazy("mechanisms.random_allocation:applies")),
@@ -144,12 +146,15 @@ def _check(kind: str, x) -> None:
             raise ValueError(f"delta must lie in (0, 1), got {x!r}")
 
 
-def _run(kind: str, composition, x, budget: float | None) -> Bound:
+def _run(kind: str, composition, x, budget: float | None, rel_width=None) -> Bound:
     from numeric.composition import compose
+
+    from .lattice_target import check_rel_width
 
     comp = compose(composition)
     _check(kind, x)
     budget = check_budget_seconds(budget)
+    opts = {"rel_width": check_rel_width(rel_width)}
     results: dict[str, Bound] = {}
     refusals: list[str] = []
     with budget_block(budget):
@@ -166,7 +171,7 @@ def _run(kind: str, composition, x, budget: float | None) -> Bound:
             try:
                 if current_deadline() is not None:  # nothing starts after the deadline
                     check_deadline(f"before {m.name} started")
-                results[m.name] = fn(comp, x)
+                results[m.name] = fn(comp, x, **{k: opts[k] for k in m.options})
             except NotApplicable as exc:
                 refusals.append(f"{m.name} ({exc})")
             except (ArithmeticError, MemoryError) as exc:
@@ -178,16 +183,21 @@ def _run(kind: str, composition, x, budget: float | None) -> Bound:
     what = comp.describe()
     if len(what) > 240:
         what = f"a composition of {len(comp.terms)} terms ({comp.total_count} steps)"
-    return _combine(parts, refusals, what)
+    out = _combine(parts, refusals, what)  # verify recomputes with the same target:
+    return replace(out, inputs={**out.inputs, "rel_width": opts["rel_width"]})
 
 
-def certified_delta(composition, eps, *, time_budget: float | None = None) -> Bound:
+def certified_delta(composition, eps, *, time_budget: float | None = None,
+                    rel_width: float | None = None) -> Bound:
     """Certified enclosure of delta(eps): the intersection of every applicable method.
 
     Args:
         composition: Anything :func:`numeric.composition.compose` accepts.
         eps: eps >= 0 (float taken exactly, int, decimal string or Arb ball).
         time_budget: Seconds (finite, > 0) for all methods together; None (default) = no limit.
+        rel_width: Requested relative width of the discretized methods (the lattice refines
+            its grid until it is reached or its work budget is spent; default 1e-4;
+            :mod:`certify.lattice_target`). Exact methods keep their full precision.
 
     Returns:
         A :class:`~certify.bound.Bound`; refused methods are listed in its ``warnings``.
@@ -196,16 +206,20 @@ def certified_delta(composition, eps, *, time_budget: float | None = None) -> Bo
         ValueError: on bad input.
         NotApplicable: if no certified method applies (or finishes within the budget).
     """
-    return _run("delta", composition, eps, time_budget)
+    return _run("delta", composition, eps, time_budget, rel_width)
 
 
-def certified_epsilon(composition, delta, *, time_budget: float | None = None) -> Bound:
+def certified_epsilon(composition, delta, *, time_budget: float | None = None,
+                      rel_width: float | None = None) -> Bound:
     """Certified enclosure of eps(delta): the intersection of every applicable method.
 
     Args:
         composition: Anything :func:`numeric.composition.compose` accepts.
         delta: Target delta in (0, 1) (float taken exactly, decimal string or Arb ball).
         time_budget: Seconds (finite, > 0) for all methods together; None (default) = no limit.
+        rel_width: Requested relative width of the discretized methods (the lattice refines
+            its grid until it is reached or its work budget is spent; default 1e-4;
+            :mod:`certify.lattice_target`). Exact methods keep their full precision.
 
     Returns:
         A :class:`~certify.bound.Bound`; refused methods are listed in its ``warnings``.
@@ -214,4 +228,4 @@ def certified_epsilon(composition, delta, *, time_budget: float | None = None) -
         ValueError: on bad input.
         NotApplicable: if no certified method applies (or finishes within the budget).
     """
-    return _run("epsilon", composition, delta, time_budget)
+    return _run("epsilon", composition, delta, time_budget, rel_width)

@@ -21,6 +21,7 @@ from numeric.mechanisms.base import DIRECTION_PQ
 
 from .budget import check_deadline
 from .engine import DEFAULT_PRECISION, endpoints, workprec
+from .intpoly import ceil_div_pow2, floor_div_pow2
 from .lattice_grid import (
     TRUNC_BITS,
     bounded_cache,
@@ -136,12 +137,11 @@ class Seq:
     inf: int = 0
 
 
-def _mul_seq(a: Seq, b: Seq, bits: int, up: bool) -> Seq:
+def multiply_seqs(a: Seq, b: Seq, bits: int, up: bool) -> Seq:
     """Product, rescaled down (Q side: floor, cut mass dropped) or up (tilted P side: ceil,
     cut mass and the extra-mass cross terms added to ``extra``)."""
-    div = fmpz(1 << bits)
     prod = a.coeffs * b.coeffs
-    r = -((-prod) // div) if up else prod // div
+    r = ceil_div_pow2(prod, bits) if up else floor_div_pow2(prod, bits)
     tau = 1 << max(0, bits - TRUNC_BITS)
     low, top = cut_points(r, tau)
     extra = inf = 0
@@ -163,9 +163,9 @@ def _power_seq(base: Seq, m: int, bits: int, up: bool) -> Seq:
     for bit in range(m.bit_length()):
         check_deadline("in the lattice lower end (squarings)")
         if bit:
-            sq = _mul_seq(sq, sq, bits, up)
+            sq = multiply_seqs(sq, sq, bits, up)
         if (m >> bit) & 1:
-            result = sq if result is None else _mul_seq(result, sq, bits, up)
+            result = sq if result is None else multiply_seqs(result, sq, bits, up)
     return result
 
 
@@ -229,9 +229,32 @@ class LowerLattice:
         w = np.exp(np.clip(shift - j * self.h, -745.0, 700.0))
         with np.errstate(over="ignore", invalid="ignore"):
             pt = math.exp(min(shift, 700.0)) * rw + extra * w
+        if shift > 700.0 or float(np.max(np.abs(j * self.h), initial=0.0)) > 700.0:
+            pt = self._log_p_tail(shift)  # large losses: the exponentials above over/underflow
         val = np.nan_to_num(qt - pt, nan=-np.inf)
         i = int(np.argmax(val))
         return float(val[i]), int(j[i] - 1)
+
+    @cached_property
+    def _log_r_tail(self) -> np.ndarray:
+        """log sum_{j' >= j} e^{-j' h} R'_{j'} (float, log domain; search only)."""
+        j, _, _, _ = self._float_parts
+        lo = min(self.q.offset, self.r.offset)
+        ra = np.zeros(len(j))
+        rc = [float(v) * 2.0 ** (-self.bits) for v in self.r.coeffs.coeffs()]
+        ra[self.r.offset - lo: self.r.offset - lo + len(rc)] = rc
+        with np.errstate(divide="ignore"):
+            terms = np.log(ra) - j * self.h
+        return np.logaddexp.accumulate(terms[::-1])[::-1]
+
+    def _log_p_tail(self, shift: float) -> np.ndarray:
+        """The P-side tail of :meth:`float_profile` computed in the log domain (for losses
+        beyond the float range of e^x, e.g. eps ~ 1000 at m = 1e7)."""
+        j, _, _, extra = self._float_parts
+        with np.errstate(divide="ignore", over="ignore"):
+            a = shift + self._log_r_tail
+            b = math.log(extra) + shift - j * self.h if extra > 0 else np.full(len(j), -np.inf)
+            return np.exp(np.clip(np.logaddexp(a, b), -745.0, 709.0))
 
     def delta_lower_at(self, eps: arb, k: int) -> arb:
         r"""Enclosure of :math:`2^{-B}[\sum_{j>K} Q'_j - e^\varepsilon(\sum_{j>K} e^{-jh}R'_j +
@@ -316,11 +339,11 @@ def lower_term(step: LatticeStep, count: int, h: float, bits: int, direction: st
     return LowerLattice(h, bits, q, r, count, direction, n, ((tilt, count),))
 
 
-def _combine_lower(a: LowerLattice, b: LowerLattice) -> LowerLattice:
+def combine_lowers(a: LowerLattice, b: LowerLattice) -> LowerLattice:
     """Two independent blocks of steps: the laws convolve and the tilts add."""
     check_deadline("in the lattice lower end (convolutions)")
-    return LowerLattice(a.h, a.bits, _mul_seq(a.q, b.q, a.bits, up=False),
-                        _mul_seq(a.r, b.r, a.bits, up=True), a.count + b.count, a.direction,
+    return LowerLattice(a.h, a.bits, multiply_seqs(a.q, b.q, a.bits, up=False),
+                        multiply_seqs(a.r, b.r, a.bits, up=True), a.count + b.count, a.direction,
                         max(a.points, b.points), a.tilts + b.tilts)
 
 
@@ -335,7 +358,7 @@ def lower_lattice(
         ValueError: on bad h / bits.
         BudgetExceeded: past the deadline of an active time budget.
     """
-    return fold(lower_term, _combine_lower, composition, direction, h, bits)
+    return fold(lower_term, combine_lowers, composition, direction, h, bits)
 
 
 def epsilon_lower(lat: LowerLattice, target: arb) -> float:

@@ -15,18 +15,18 @@ from .install import require_flint
 __all__ = ["register_commands", "register_methods"]
 
 
-def _delta(composition, eps, time_budget=None):
+def _delta(composition, eps, time_budget=None, rel_width=None):
     require_flint()
     from .combine import certified_delta
 
-    return certified_delta(composition, eps, time_budget=time_budget)
+    return certified_delta(composition, eps, time_budget=time_budget, rel_width=rel_width)
 
 
-def _epsilon(composition, delta, time_budget=None):
+def _epsilon(composition, delta, time_budget=None, rel_width=None):
     require_flint()
     from .combine import certified_epsilon
 
-    return certified_epsilon(composition, delta, time_budget=time_budget)
+    return certified_epsilon(composition, delta, time_budget=time_budget, rel_width=rel_width)
 
 
 def register_methods(register) -> None:
@@ -36,7 +36,7 @@ def register_methods(register) -> None:
     register(AccountingMethod(
         "certified", "certified enclosure: intersection of every applicable certified method "
         "(exact, Chernoff, EEAI, lattice; a proven bound)",
-        _delta, _epsilon, ("time_budget",), estimate=False,
+        _delta, _epsilon, ("time_budget", "rel_width"), estimate=False,
     ))
     _register_shuffle()
 

@@ -102,6 +102,8 @@ def _add_query(sub, name: str, target: str, help_text: str) -> None:
                    help="auto (default: exact, else saddlepoint, else certified, else estimate) "
                    "| aea | aea-ea | saddlepoint | gdp | clt | exact | certified | plug-ins")
     p.add_argument("--order", type=int, default=2, help="Edgeworth order (aea, saddlepoint, auto)")
+    p.add_argument("--rel-width", type=float, default=None, metavar="R",
+                   help="requested relative width of certified discretized methods (default 1e-4)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=_run_query, query=name)
 
@@ -159,6 +161,8 @@ def _run_query(args) -> int:
     if args.method not in METHODS:
         raise ValueError(f"--method must be one of {sorted(METHODS)}, got {args.method!r}")
     opts = {"order": args.order} if "order" in METHODS[args.method].options else {}
+    if args.rel_width is not None and "rel_width" in METHODS[args.method].options:
+        opts["rel_width"] = args.rel_width
     if args.query == "epsilon":
         res = epsilon_by_method(comp, float(args.delta), args.method, **opts)
         inputs["delta"] = float(args.delta)

@@ -2,13 +2,15 @@
 
 For a step of a pair (P, Q) with PLLR L: delta_1 is a probability, non-increasing, convex in
 e^eps, at least 1 - e^eps (the event "everything") and at least Q(L = +inf); the tails are
-non-increasing probabilities; Lemma 2's range errors are >= 0; every ball is tight.
+non-increasing probabilities; Lemma 2's range errors are >= 0; every ball is tight. Also the
+Laplace two-fold oracle (mpmath quadrature) shared by the lattice tests.
 """
 
 from __future__ import annotations
 
 import itertools
 
+import mpmath as mp
 from flint import arb
 
 from certify.engine import workprec
@@ -49,3 +51,29 @@ def assert_step_contract(step, grid=GRID) -> None:
         for a, b in itertools.pairwise(slopes):
             assert _f(b - a) >= -1e-25
     assert step.rough_std() > 0
+
+
+def laplace_two_fold(mu: float, eps: float) -> mp.mpf:
+    """delta(eps) of 2-fold Laplace(mu) by mpmath quadrature of the exact law of L under Q."""
+    mu = mp.mpf(mu)
+    atoms = ((-mu, mp.exp(-mu) / 2), (mu, mp.mpf(1) / 2))
+
+    def g(s):
+        return max(mp.mpf(0), 1 - mp.exp(eps - s))
+
+    def f(x):
+        return mp.exp((x - mu) / 2) / 4
+
+    def inner(c):  # int g(c + l) f(l) dl over (-mu, mu), split at the kink l = eps - c
+        k = eps - c
+        pts = [-mu, k, mu] if -mu < k < mu else [-mu, mu]
+        return mp.quad(lambda x: g(c + x) * f(x), pts)
+
+    total = mp.mpf(0)
+    for a, wa in atoms:
+        for b, wb in atoms:
+            total += wa * wb * g(a + b)
+        total += 2 * wa * inner(a)
+    pts = sorted({-mu, mu, *(p for p in (eps - mu, eps + mu) if -mu < p < mu)})
+    total += mp.quad(lambda x: f(x) * inner(x), pts)
+    return total

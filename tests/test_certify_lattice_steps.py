@@ -20,7 +20,7 @@ mp = pytest.importorskip("mpmath")
 
 
 from flint import arb  # noqa: E402
-from lattice_contract import assert_step_contract  # noqa: E402
+from lattice_contract import assert_step_contract, laplace_two_fold  # noqa: E402
 
 from certify.combine import certified_epsilon  # noqa: E402
 from certify.engine import workprec  # noqa: E402
@@ -161,36 +161,10 @@ def test_bad_direction():
 # --- compositions ---------------------------------------------------------------------------------
 
 
-def _laplace_two_fold(mu: float, eps: float) -> mp.mpf:
-    """delta(eps) of 2-fold Laplace(mu) by mpmath quadrature of the exact law of L under Q."""
-    mu = mp.mpf(mu)
-    atoms = ((-mu, mp.exp(-mu) / 2), (mu, mp.mpf(1) / 2))
-
-    def g(s):
-        return max(mp.mpf(0), 1 - mp.exp(eps - s))
-
-    def f(x):
-        return mp.exp((x - mu) / 2) / 4
-
-    def inner(c):  # int g(c + l) f(l) dl over (-mu, mu), split at the kink l = eps - c
-        k = eps - c
-        pts = [-mu, k, mu] if -mu < k < mu else [-mu, mu]
-        return mp.quad(lambda x: g(c + x) * f(x), pts)
-
-    total = mp.mpf(0)
-    for a, wa in atoms:
-        for b, wb in atoms:
-            total += wa * wb * g(a + b)
-        total += 2 * wa * inner(a)
-    pts = sorted({-mu, mu, *(p for p in (eps - mu, eps + mu) if -mu < p < mu)})
-    total += mp.quad(lambda x: f(x) * inner(x), pts)
-    return total
-
-
 @pytest.mark.parametrize("eps", [0.1, 0.6, 1.2, 1.9])
 def test_laplace_two_fold_brackets_quadrature(eps):
     with mp.workdps(30):
-        want = _laplace_two_fold(1.0, eps)
+        want = laplace_two_fold(1.0, eps)
     b = lattice_delta_interval([(Laplace(1.0), 2)], eps, h=2.0**-10)
     assert b.lower_mpf <= want <= b.upper_mpf
     assert float(b.upper_mpf - b.lower_mpf) <= 1e-5

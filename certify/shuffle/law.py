@@ -89,6 +89,7 @@ from flint import arb, fmpz, fmpz_poly
 
 from ..budget import check_deadline
 from ..engine import endpoints, workprec
+from ..intpoly import ceil_div_pow2
 from ..special import normal_cdf
 
 __all__ = [
@@ -97,7 +98,6 @@ __all__ = [
     "PUT_LOWER",
     "PUT_UPPER",
     "LatticeLaw",
-    "ceil_div",
     "contract",
     "contract_down",
     "level_zero",
@@ -383,21 +383,6 @@ def _from_dict(out: dict[int, int], e: int, law: LatticeLaw) -> LatticeLaw:
     return replace(law, e=e, offset=lo, masses=tuple(out.get(i, 0) for i in range(lo, hi + 1)))
 
 
-def ceil_div(p: fmpz_poly, bits: int) -> fmpz_poly:
-    r"""Coefficient-wise :math:`\lceil c / 2^{bits}\rceil` of a polynomial with coefficients
-    >= 0, as :math:`\lfloor (c + 2^{bits} - 1)/2^{bits}\rfloor`.
-
-    (python-flint's ``fmpz_poly // fmpz`` is the coefficient-wise floor only for non-negative
-    coefficients -- for negative ones it returns 0 where |c| is below the divisor -- so the
-    idiom ``-((-p) // d)`` is *not* a ceiling; checked against Python integers.)
-    """
-    n = p.length()
-    if n == 0:
-        return p
-    d = 1 << bits
-    return (p + fmpz_poly([d - 1] * n)) // fmpz(d)
-
-
 def _grid_exponent(e0: int, n: int) -> int:
     """Grid exponent for a sum of n terms: e0 + floor(log2 n / 2) (step ~ g0 sqrt(n))."""
     return e0 + (n.bit_length() - 1) // 2
@@ -414,7 +399,7 @@ def _product(a: LatticeLaw, b: LatticeLaw, limit: Fraction, e0: int) -> LatticeL
     else:
         prod = fmpz_poly(list(a.masses)) * fmpz_poly(list(b.masses))
         div = fmpz(1 << BITS)
-        prod = ceil_div(prod, BITS) if a.upper else prod // div  # ceil / floor per coefficient
+        prod = ceil_div_pow2(prod, BITS) if a.upper else prod // div  # ceil / floor per coefficient
         coeffs = [int(c) for c in prod.coeffs()]
     offset = a.offset + b.offset
     dropped = above = 0

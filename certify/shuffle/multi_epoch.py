@@ -78,10 +78,11 @@ from flint import arb, fmpz, fmpz_poly
 from ..bound import Bound
 from ..budget import check_deadline
 from ..engine import DEFAULT_PRECISION, Endpoint, endpoints, to_arb, workprec
+from ..intpoly import ceil_div_pow2
 from ..lattice import LatticePLD
 from ..lattice_grid import cut_points, sum_above, sum_below
 from ..search import bisect, snap_down, snap_up
-from .law import BITS, LatticeLaw, ceil_div
+from .law import BITS, LatticeLaw
 from .one_epoch import ASSUMPTIONS, DIRECTIONS, PREC, call_lower_law, one_epoch, put_lower_law
 
 __all__ = [
@@ -222,7 +223,7 @@ def _multiply_up(a: LatticePLD, b: LatticePLD) -> LatticePLD:
     up onto the lowest kept index (each only raises the measure in the order of Lemma 3 of
     certify.lattice)."""
     check_deadline("in the random-allocation upper lattice")
-    r = ceil_div(a.coeffs * b.coeffs, BITS)
+    r = ceil_div_pow2(a.coeffs * b.coeffs, BITS)
     fa, fb = int(a.coeffs(1)), int(b.coeffs(1))
     inf = -((-(a.inf * (fb + b.inf) + fa * b.inf)) >> BITS)
     low, top = cut_points(r, _TAU)

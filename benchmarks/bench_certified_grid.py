@@ -1,0 +1,185 @@
+"""The certified lattice at a target width on the DP-SGD grid, side by side with dp_accounting.
+
+Run:  python benchmarks/bench_certified_grid.py [--quick] [--old] [--hetero N ...] [--out FILE]
+
+For each configuration (Poisson rate q, noise multiplier sigma, steps m, delta) it reports the
+certified eps interval of :func:`certify.lattice_target.target_epsilon_interval` at the default
+target (relative width 1e-4, absolute 1e-6 below eps = 0.01), its width, wall and CPU time, the
+peak resident memory of the process that computed it (each configuration runs in a forked
+child), and dp_accounting's PLD estimate at its default discretization (an estimate, not a
+bound) with its time, whether it lies inside, and the time ratio certified / PLD. ``--old`` adds
+the fixed-grid lattice (:func:`certify.lattice.lattice_epsilon_interval`, h = 2^-12 by default)
+and checks that old and new intervals intersect. ``--hetero N`` times N distinct noise levels
+(sigma 0.8 .. 2.0, rate 0.01, 100 steps each, delta 1e-5). Writes a Markdown table (default
+benchmarks/results/certified_grid.md).
+
+Timings on a shared machine are contended: the CPU column is the process time of the child.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import os
+import resource
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+RATES = (0.001, 0.01, 0.1)
+SIGMAS = (0.5, 0.8, 1.0, 2.0)
+COUNTS = (10**2, 10**3, 10**4, 10**5, 10**6, 10**7)
+DELTAS = (1e-5, 1e-10)
+QUICK = [(0.001, 2.0, 10**6), (0.001, 1.0, 10**6), (0.001, 0.8, 10**5), (0.01, 1.0, 10**4),
+         (0.01, 1.0, 10**7), (0.1, 1.0, 10**3), (0.01, 0.5, 10**2), (0.001, 2.0, 10**2)]
+
+
+def _pld(q: float, s: float, m: int, delta: float) -> tuple[float | None, float]:
+    try:
+        import dp_accounting
+        from dp_accounting.pld import pld_privacy_accountant
+    except ImportError:
+        return None, 0.0
+    t0 = time.process_time()
+    ev = dp_accounting.SelfComposedDpEvent(
+        dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(s)), m)
+    acc = pld_privacy_accountant.PLDAccountant()
+    eps = acc.compose(ev).get_epsilon(delta)
+    return eps, time.process_time() - t0
+
+
+def _child(conn, job) -> None:
+    kind, payload = job
+    from numeric.mechanisms import PoissonSubsampledGaussian
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    try:
+        if kind == "new":
+            from certify.lattice_target import target_epsilon_interval
+
+            q, s, m, d = payload
+            b = target_epsilon_interval([(PoissonSubsampledGaussian(s, q), m)], d)
+        elif kind == "old":
+            from certify.lattice import lattice_epsilon_interval
+
+            q, s, m, d = payload
+            b = lattice_epsilon_interval([(PoissonSubsampledGaussian(s, q), m)], d)
+        else:
+            from certify.lattice_target import target_epsilon_interval
+
+            n = payload
+            comp = [(PoissonSubsampledGaussian(0.8 + 1.2 * i / max(n - 1, 1), 0.01), 100)
+                    for i in range(n)]
+            b = target_epsilon_interval(comp, 1e-5)
+        out = {"lo": float(b.lower_mpf), "hi": float(b.upper_mpf) if b.upper.is_finite else
+               float("inf"), "warn": [w for w in b.warnings if "target" in w],
+               "res": b.inputs.get("resolution"), "h": b.inputs.get("h")}
+    except Exception as exc:  # reported in the table
+        out = {"error": f"{type(exc).__name__}: {exc}"[:160]}
+    out["wall"] = time.perf_counter() - t0
+    out["cpu"] = time.process_time() - c0
+    out["rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    conn.send(out)
+    conn.close()
+
+
+def _run(job) -> dict:
+    ctx = mp.get_context("fork")
+    a, b = ctx.Pipe(duplex=False)
+    p = ctx.Process(target=_child, args=(b, job))
+    p.start()
+    out = a.recv()
+    p.join()
+    return out
+
+
+def _fmt(x: float | None, digits: int = 6) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="a subset (QUICK) of the grid")
+    ap.add_argument("--old", action="store_true", help="also the fixed-grid lattice")
+    ap.add_argument("--hetero", type=int, nargs="*", default=[], metavar="N")
+    ap.add_argument("--no-grid", action="store_true", help="only the --hetero rows")
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results",
+                                                  "certified_grid.md"))
+    args = ap.parse_args()
+    import certify.lattice_target  # noqa: F401  (imported before forking)
+    import numeric.mechanisms  # noqa: F401
+
+    configs = [] if args.no_grid else (
+        QUICK if args.quick else [(q, s, m) for q in RATES for s in SIGMAS for m in COUNTS])
+    lines = [
+        "| rate | sigma | m | delta | certified [lower, upper] | rel. width | wall s | cpu s "
+        "| peak MiB | PLD eps | PLD cpu s | PLD inside | cpu ratio | old [lower, upper] | old s "
+        "| old and new intersect |",
+        "|" + "---|" * 16,
+    ]
+    ratios, fails = [], 0
+    for q, s, m in configs:
+        for d in DELTAS:
+            new = _run(("new", (q, s, m, d)))
+            pld, pld_t = _pld(q, s, m, d)
+            if "error" in new:
+                row = f"| {q} | {s} | {m:.0e} | {d:.0e} | {new['error']} |" + " |" * 11
+                lines.append(row)
+                print(row, flush=True)
+                fails += 1
+                continue
+            lo, hi = new["lo"], new["hi"]
+            width = (hi - lo) / hi if hi > 0 else 0.0
+            ok_w = hi - lo <= 1e-4 * max(hi, 0.01)
+            inside = None if pld is None else lo <= pld <= hi
+            ratio = new["cpu"] / pld_t if pld_t > 0 else None
+            if ratio is not None:
+                ratios.append(ratio)
+            old_s = old_t = inter = "-"
+            if args.old:
+                old = _run(("old", (q, s, m, d)))
+                if "error" in old:
+                    old_s = old["error"]
+                else:
+                    old_s = f"[{old['lo']:.6f}, {old['hi']:.6f}]"
+                    inter = str(old["lo"] <= hi and lo <= old["hi"])
+                old_t = f"{old['cpu']:.2f}"
+            row = (f"| {q} | {s} | {m:.0e} | {d:.0e} | [{lo:.7f}, {hi:.7f}] | {width:.1e}"
+                   f"{'' if ok_w else ' (above target)'} | {new['wall']:.2f} | {new['cpu']:.2f} "
+                   f"| {new['rss_mib']:.0f} | {_fmt(pld)} | {pld_t:.2f} | {inside} | "
+                   f"{_fmt(ratio, 2)} | {old_s} | {old_t} | {inter} |")
+            lines.append(row)
+            print(row, flush=True)
+            _write(args.out, lines)
+    for n in args.hetero:
+        het = _run(("hetero", n))
+        row = (f"\nheterogeneous, {n} noise levels x 100 steps (rate 0.01, sigma 0.8..2.0, "
+               f"delta 1e-5): " + (het.get("error") or
+                                   f"[{het['lo']:.7f}, {het['hi']:.7f}], rel. width "
+                                   f"{(het['hi'] - het['lo']) / het['hi']:.1e}, wall "
+                                   f"{het['wall']:.1f} s, cpu {het['cpu']:.1f} s, peak "
+                                   f"{het['rss_mib']:.0f} MiB, resolution {het['res']} "
+                                   f"{het['warn']}"))
+        lines.append(row)
+        print(row, flush=True)
+    if ratios:
+        lines.append(f"\nmedian cpu ratio certified / PLD: {statistics.median(ratios):.2f} "
+                     f"(max {max(ratios):.2f}, {len(ratios)} queries); errors: {fails}")
+        print(lines[-1])
+    lines.append("\nTimings contended (a 2-core machine shared with other jobs): the cpu column "
+                 "is the child's process time, the PLD column process time in the parent; the "
+                 "ratio compares the two.")
+    _write(args.out, lines)
+
+
+def _write(path: str, lines: list[str]) -> None:
+    """Write the table so far (rows appear as they finish)."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,434 @@
+r"""Grids that follow the law: adaptive single-step points and composed laws re-discretized as
+they spread, for both ends of the certified lattice (:mod:`certify.lattice`).
+
+All grids are lattices :math:`\{k u\}` with a power-of-two unit u, so any two units nest. The
+proofs below use the notation and Lemmas 1-3 of :mod:`certify.lattice` (docs/math.md section 8).
+
+**A. Adaptive single-step points (upper end).** Lemma 2 holds for *any* increasing points
+:math:`\varepsilon_0 < \dots < \varepsilon_n`, not only for a uniform grid: chords of the convex
+:math:`H` lie above it, whatever the spacing. Here the points are lattice points :math:`k_i u`
+in the certified range [lo, hi] of :func:`certify.lattice_grid.grid_range` (so the range errors
+are those of the fixed grid), chosen by bisection: an interval :math:`[k_a u, k_b u]` is split at
+its lattice midpoint while the chord there exceeds H by more than a tolerance
+:math:`\tau` (evaluated in Arb; the test only decides *where* points go, never soundness: every
+point set gives a dominating measure). With the unit :math:`u \le \sigma_1/R` (:math:`\sigma_1`
+a rough standard deviation of L) and :math:`\tau = \sigma_1/(20R^2)` the bulk of the law gets
+spacing about :math:`\sigma_1/R` (the chord gap of spacing :math:`\Delta` is about
+:math:`\Delta^2 f(s)/8` for a loss density f) and the tails, where f is small, far fewer points.
+The gap at loss s is weighted by :math:`e^{zx - x^2/2}`, :math:`x = s/\sigma_m` for the
+composed standard deviation :math:`\sigma_m` (the density of the other steps, which weights a
+step's error in Lemma 1's hybrid sum, grows like this towards the upper tail where eps lies).
+Beyond :math:`z\sigma_m`, where the curve exceeds :math:`10^{-12}/m`, the gap is also kept
+below a fraction
+:math:`1/(4R^2)` of the curve's value (the far upper tail of one step drives delta when m is
+small). Atoms (randomized response) make the gap first order, so their neighbourhoods are
+refined to u.
+The atoms :math:`c_i` then sit at lattice points, and the fixed-point tails, rounding and
+truncation are those of the fixed grid (Lemma 3).
+
+**B. Adaptive cells (lower end).** The binned test of :mod:`certify.lattice_lower` is valid for
+*any* deterministic integer labelling of the outputs: here the cells are
+:math:`[k_i u, k_{i+1} u)` (first and last cells open), labelled by their lower lattice index
+:math:`k_i`. S, the sum of the labels, is a post-processing, so the test inequality holds; the
+tilting identity :math:`P^m(S = j) = e^{-ju - m\gamma} r^{*m}_j` with :math:`r_i = e^{k_i u +
+\gamma} p_i` holds for any integer labels, and :math:`e^{k_i u} p_i \le q_i` still (on the cell
+:math:`dP = e^{-L} dQ \le e^{-k_i u} dQ`), so the normalisation argument is unchanged.
+
+**C. Re-discretizing a composed law (upper end).** Let :math:`\mu` be a composed dominating
+lattice measure (unit u) and :math:`U = r u` (r a power of two). Connect the dots applied to
+:math:`H_\mu` at the coarse points :math:`J U` gives, by Lemma 2 (which only needs H convex and
+non-increasing with :math:`H(0) = \mu(\text{all})`, true for every finite non-negative
+measure), a measure :math:`\mu'` with :math:`H_{\mu'} \ge H_\mu`; by Lemma 1 (a statement about
+any finite non-negative factors) composing :math:`\mu'` instead of :math:`\mu` with the
+remaining steps only raises the bound. Concretely, an atom c at :math:`s = JU + ju`
+(:math:`0 < j < r`) contributes :math:`c(1 - te^{-s})_+` to :math:`H_\mu`; its chord
+interpolation at :math:`0, e^{JU}, e^{(J+1)U}` is the measure with mass
+:math:`c\,w_j` at :math:`(J+1)U` and :math:`c(1 - w_j)` at :math:`JU`,
+
+.. math::
+
+    w_j = \frac{1 - e^{-ju}}{1 - e^{-ru}} \in (0, 1)
+
+(equal at t = 0 and at :math:`t = e^{JU}`; on :math:`[e^{JU}, e^{(J+1)U}]` the chord of the
+convex :math:`c(1 - te^{-s})_+` lies above it; both vanish beyond). The weights are rounded up
+to 64-bit fixed point and each upper share :math:`\lceil c W_j / 2^{64} \rceil` (at most c)
+is taken from the lower neighbour: the total is unchanged and mass only moves up (Lemma 3). So
+the grid can coarsen with each squaring while the points per standard deviation of the composed
+law stay bounded; the error of each re-discretization is second order in U (DGKKM).
+
+**D. Re-discretizing the binned test (lower end).** Replacing the statistic S (unit u) by
+:math:`S' = \lfloor S/r \rfloor` (unit U) is a post-processing, and so is adding coarsened
+statistics of independent blocks, so the test stays valid. Q side: the masses of the fine
+indices in a coarse cell are added (exact integer sums, so "every value rounded down" holds
+still). P side: for the exact tilted law, :math:`P(S' = J) = \sum_{j = rJ}^{rJ + r - 1} e^{-ju -
+\Gamma} r_j = e^{-JU - \Gamma} \sum_i e^{-iu} r_{rJ + i}`, so the coarse tilted masses are
+:math:`r'_J = \sum_i e^{-iu} r_{rJ+i}`, computed with the weights :math:`e^{-iu} \le 1` rounded
+up and the sums rounded up; the invariant :math:`2^B r^{*n} \le R' + e` (total of e at most
+E) survives, because the weights are at most 1, so E is unchanged. The final evaluation uses
+the coarse unit U as h.
+
+**E. Balanced trees.** Convolution is associative and commutative, and Lemmas 1 and 3 apply
+factor by factor, so a heterogeneous composition is multiplied in a balanced binary tree; two
+factors on different units are first brought to the coarser one by C (upper) or D (lower).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from flint import arb, fmpz_poly
+
+from .budget import check_deadline
+from .engine import DEFAULT_PRECISION, endpoints, workprec
+from .lattice_grid import (
+    TRUNC_BITS,
+    ceil_dyadic,
+    cut_points,
+    floor_dyadic,
+    grid_range,
+    sum_above,
+    sum_below,
+)
+from .lattice_lower import LowerLattice, Seq, combine_lowers
+from .lattice_measure import LatticePLD, multiply_lattices
+from .steps import LatticeStep
+
+__all__ = [
+    "LOWER_OPS",
+    "UPPER_OPS",
+    "Resolution",
+    "adaptive_lower",
+    "adaptive_points",
+    "adaptive_upper",
+    "coarsen_lower",
+    "coarsen_upper",
+    "compose_tree",
+    "power",
+    "unit_below",
+]
+
+_WEIGHT_BITS = 64
+_Z = 7.0  # standard deviations out where eps lies, for the point weights of section A
+_REL_GAP = 0.25  # relative chord gap (over cap) refined where the curve exceeds _FLOOR / count
+_FLOOR = 1e-12
+_UNIT_MIN = 2.0**-40
+_MAX_POINTS = 200_000  # single-step evaluation points per term and order (refinement stops)
+MAX_LENGTH = 1 << 18
+"""Composed lattices longer than this are coarsened further (memory and FLINT time)."""
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """Points per rough standard deviation: ``single`` for single-step laws (Arb evaluations),
+    ``composed`` for composed laws (polynomial length)."""
+
+    single: int
+    composed: int
+
+    def __post_init__(self) -> None:
+        for name in ("single", "composed"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 1 << 20:
+                raise ValueError(f"{name} must be an integer in [1, 2^20], got {v!r}")
+
+
+def unit_below(x: float) -> float:
+    """The largest power of two <= x, clamped to [2^-40, 1]."""
+    if not (x > 0 and math.isfinite(x)):
+        return _UNIT_MIN
+    return min(1.0, max(_UNIT_MIN, 2.0 ** math.floor(math.log2(x))))
+
+
+# ---------------------------------------------------------------------------------------------
+# A. adaptive single-step points
+
+
+def adaptive_points(step: LatticeStep, total: int, unit: float, tau: float, prec: int,
+                    sigma_m: float = math.inf, cap: float = 1.0) -> tuple[list[int], list[arb]]:
+    r"""Sorted lattice indices k (points :math:`k u`) covering the certified range, refined by
+    the chord test of section A, and the curve there (Arb balls at precision ``prec``). The
+    gap at loss s is weighted by :math:`e^{zx - x^2/2}`, :math:`x = s/\sigma_m`: in a
+    composition the error of one step at s enters through the density of the other steps at
+    :math:`\varepsilon - s`, about that many times the density at eps when eps lies z
+    standard deviations :math:`\sigma_m` out (a Gaussian picture, z = 7 for delta down to about
+    1e-12), at most ``cap``; and, beyond z sigma_m where the curve is above 1e-12 / total (the
+    single-step loss
+    tail that matters when one step's large loss drives delta), while the gap exceeds
+    0.25 / cap of the curve's value. Any output is valid; tau, sigma_m, cap and unit govern
+    tightness only."""
+    lo, hi = grid_range(step, total)
+    i0, i1 = math.floor(lo / unit), math.ceil(hi / unit)
+    i1 = max(i1, i0 + 2)
+    k = max(0, (i1 - i0).bit_length() - 6)
+    s0 = 1 << k
+    pts = sorted({i0, i1, *range(-((-i0) // s0) * s0, i1, s0)})
+    u = arb(unit)  # a power of two: exact
+    tol = arb(tau)
+    rel = arb(_REL_GAP) / cap if cap > 1 else arb(_REL_GAP)
+    floor = arb(_FLOOR) / total
+    with workprec(prec):
+        val = {i: step.delta(arb(i) * u) for i in pts}
+        t = {i: (arb(i) * u).exp() for i in pts}
+        stack = list(itertools.pairwise(pts))
+        while stack:
+            a, b = stack.pop()
+            if b - a < 2 or len(val) >= _MAX_POINTS:
+                continue
+            if len(val) % 256 == 0:
+                check_deadline("in the lattice single-step points")
+            m = (a + b) // 2
+            t[m] = (arb(m) * u).exp()
+            val[m] = step.delta(arb(m) * u)
+            chord = val[a] + (t[m] - t[a]) * (val[b] - val[a]) / (t[b] - t[a])
+            x = m * unit / sigma_m
+            weight = min(math.exp(min(_Z * x - x * x / 2, 40.0)), cap)
+            gap, here = (chord - val[m]).mid(), val[m].mid()
+            if gap * weight > tol or (x > _Z and here > floor and gap > here * rel):
+                stack.append((a, m))
+                stack.append((m, b))
+    idx = sorted(val)
+    return idx, [val[i] for i in idx]
+
+
+def _truncated(offset: int, masses: list[int], inf: int, bits: int) -> tuple[int, fmpz_poly, int]:
+    """Lemma 3: mass <= 2^(bits-64) above the top moves to +inf, below the bottom is lumped."""
+    r = fmpz_poly(masses)
+    low, top = cut_points(r, 1 << max(0, bits - TRUNC_BITS))
+    inf += sum_above(r, top)
+    lump = sum_below(r, low)
+    kept = r.truncate(top + 1)
+    if low > 0:
+        kept = kept.right_shift(low) + fmpz_poly([lump])
+    return offset + low, kept, inf
+
+
+def adaptive_upper(step: LatticeStep, idx: list[int], values: list[arb], unit: float, bits: int,
+                   direction: str) -> LatticePLD:
+    r"""The connect-the-dots measure of ``step`` at the points ``idx`` (section A), fixed-point
+    tails rounded up as in :mod:`certify.lattice`, ends truncated safely. ``values`` are the
+    curve's enclosures at the points (re-evaluated at a higher precision if too wide)."""
+    n = len(idx)
+    scale = 1 << bits
+    prec = DEFAULT_PRECISION + bits
+    H = list(values)
+    while True:
+        with workprec(prec):
+            u = arb(unit)
+            eps = [arb(i) * u for i in idx]
+            t = [e.exp() for e in eps]
+            if H is None:
+                H = []
+                for i, e in enumerate(eps):
+                    if i % 256 == 0:
+                        check_deadline("in the lattice single-step grid")
+                    H.append(step.delta(e))
+            tails = [scale]
+            worst = 0.0
+            for k in range(n):
+                g = H[k] - t[k] * (H[k + 1] - H[k]) / (t[k + 1] - t[k]) if k < n - 1 else H[k]
+                worst = max(worst, float(g.rad()))
+                tails.append(max(0, min(tails[-1], ceil_dyadic(endpoints(g * scale)[1]))))
+        if worst <= 2.0 ** (-bits - 8) or prec >= 4 * (DEFAULT_PRECISION + bits):
+            break
+        prec *= 2
+        H = None
+    masses = [0] * (idx[-1] - idx[0] + 1)
+    for k in range(n):
+        masses[idx[k] - idx[0]] = tails[k] - tails[k + 1]
+    off, kept, inf = _truncated(idx[0], masses, tails[-1], bits)
+    return LatticePLD(unit, bits, off, kept, inf, 1, direction, n)
+
+
+def adaptive_lower(step: LatticeStep, idx: list[int], unit: float, bits: int, count: int,
+                   direction: str) -> LowerLattice:
+    r"""The binned-test laws of one step on the cells of section B (Q rounded down, tilted P
+    rounded up), as :func:`certify.lattice_lower.lower_term` builds them on a uniform grid,
+    composed ``count`` times is left to the caller (count is recorded only)."""
+    n = len(idx)
+    scale = 1 << bits
+    prec = DEFAULT_PRECISION + bits
+    tilt = None
+    while True:
+        with workprec(prec):
+            u = arb(unit)
+            tq, tp = [arb(1)], [arb(1)]
+            for j, k in enumerate(idx[1:]):
+                if j % 256 == 0:
+                    check_deadline("in the lattice lower end (single-step cells)")
+                x, y = step.tails(arb(k) * u)
+                tq.append(x)
+                tp.append(y)
+            q_inf = step.end_masses()[0]
+            tq.append(q_inf)
+            tp.append(arb(0))
+            if tilt is None:  # renormalising constant gamma (any value is valid)
+                z = sum(((arb(k) * u).exp() * (tp[i] - tp[i + 1]) for i, k in enumerate(idx)),
+                        arb(0))
+                tilt = float((-z.log()).mid()) if z > 0 else 0.0
+                if not math.isfinite(tilt):
+                    tilt = 0.0
+            qs = [0] * (idx[-1] - idx[0] + 1)
+            rs = [0] * len(qs)
+            worst = 0.0
+            for i, k in enumerate(idx):
+                qk = tq[i] - tq[i + 1]
+                rk = (arb(k) * u + arb(tilt)).exp() * (tp[i] - tp[i + 1])
+                worst = max(worst, float(qk.rad()), float(rk.rad()))
+                qs[k - idx[0]] = max(0, floor_dyadic(endpoints(qk * scale)[0]))
+                rs[k - idx[0]] = max(0, ceil_dyadic(endpoints(rk * scale)[1]))
+            q_inf_int = max(0, floor_dyadic(endpoints(q_inf * scale)[0]))
+        if worst <= 2.0 ** (-bits - 8) or prec >= 4 * (DEFAULT_PRECISION + bits):
+            break
+        prec *= 2
+    q = Seq(idx[0], fmpz_poly(qs), inf=q_inf_int)
+    r = Seq(idx[0], fmpz_poly(rs))
+    return LowerLattice(unit, bits, q, r, 1, direction, n, ((tilt, 1),))
+
+
+# ---------------------------------------------------------------------------------------------
+# C, D. re-discretization
+
+
+def _weights(values: list[arb]) -> list[int]:
+    return [ceil_dyadic(endpoints(v * (1 << _WEIGHT_BITS))[1]) for v in values]
+
+
+def coarsen_upper(lat: LatticePLD, r: int) -> LatticePLD:
+    """Section C: the connect-the-dots re-discretization onto unit ``r * lat.h``."""
+    if r == 1:
+        return lat
+    check_deadline("in the lattice re-discretization")
+    with workprec(DEFAULT_PRECISION):
+        u = arb(lat.h)
+        den = 1 - (-(r * u)).exp()
+        w = _weights([(1 - (-(j * u)).exp()) / den for j in range(1, r)])
+    cs = [int(c) for c in lat.coeffs.coeffs()]
+    j0, first = divmod(lat.offset, r)
+    cs = [0] * first + cs  # now index k is fine index r * j0 + k
+    n = -(-len(cs) // r)
+    cs += [0] * (n * r - len(cs))
+    out = [*cs[0::r], 0]  # residue 0 stays; coarse cell J at out[J - j0]
+    for j in range(1, r):
+        sub = cs[j::r]
+        wj = w[j - 1]
+        ups = [-((-c * wj) >> _WEIGHT_BITS) for c in sub]
+        out = [o + c - u for o, c, u in zip(out, [*sub, 0], [*ups, 0], strict=True)]
+        out[1:] = [o + u for o, u in zip(out[1:], ups, strict=True)]
+    return LatticePLD(lat.h * r, lat.bits, j0, fmpz_poly(out), lat.inf, lat.count,
+                      lat.direction, lat.points, lat.products)
+
+
+def _coarsen_seq(s: Seq, r: int, w: list[int] | None) -> Seq:
+    cs = [int(c) for c in s.coeffs.coeffs()]
+    j0, first = divmod(s.offset, r)
+    cs = [0] * first + cs
+    n = -(-len(cs) // r)
+    cs += [0] * (n * r - len(cs))
+    if w is None:
+        out = cs[0::r]
+        for j in range(1, r):
+            out = [a + b for a, b in zip(out, cs[j::r], strict=True)]
+    else:
+        out = [c * w[0] for c in cs[0::r]]
+        for j in range(1, r):
+            wj = w[j]
+            out = [a + b * wj for a, b in zip(out, cs[j::r], strict=True)]
+        out = [-((-v) >> _WEIGHT_BITS) for v in out]
+    return Seq(j0, fmpz_poly(out), s.extra, s.inf)
+
+
+def coarsen_lower(low: LowerLattice, r: int) -> LowerLattice:
+    """Section D: the statistic floor(S / r) on unit ``r * low.h``."""
+    if r == 1:
+        return low
+    check_deadline("in the lattice re-discretization (lower end)")
+    with workprec(DEFAULT_PRECISION):
+        u = arb(low.h)
+        w = [1 << _WEIGHT_BITS, *_weights([(-(i * u)).exp() for i in range(1, r)])]
+    return LowerLattice(low.h * r, low.bits, _coarsen_seq(low.q, r, None),
+                        _coarsen_seq(low.r, r, w), low.count, low.direction, low.points,
+                        low.tilts)
+
+
+# ---------------------------------------------------------------------------------------------
+# powering and trees with re-discretization
+
+
+@dataclass(frozen=True)
+class _Ops:
+    mul: Callable[[Any, Any], Any]
+    coarsen: Callable[[Any, int], Any]
+    length: Callable[[Any], int]
+
+
+def _mul_lower(a: LowerLattice, b: LowerLattice) -> LowerLattice:
+    """Product of independent blocks (:func:`certify.lattice_lower.combine_lowers`), with the
+    per-term tilts (gamma_i, m_i) of equal gamma merged so that squarings keep the list short
+    (sum_i m_i gamma_i is unchanged)."""
+    out = combine_lowers(a, b)
+    merged: dict[float, int] = {}
+    for g, c in out.tilts:
+        merged[g] = merged.get(g, 0) + c
+    return LowerLattice(out.h, out.bits, out.q, out.r, out.count, out.direction, out.points,
+                        tuple(merged.items()))
+
+
+UPPER_OPS = _Ops(multiply_lattices, coarsen_upper, lambda x: x.coeffs.length())
+LOWER_OPS = _Ops(_mul_lower, coarsen_lower,
+                 lambda x: max(x.q.coeffs.length(), x.r.coeffs.length()))
+
+
+def _settle(x: Any, sigma: float, per_sigma: int, ops: _Ops) -> Any:
+    """Coarsen x to the unit sigma / per_sigma (a power of two, never finer than x's), and
+    further while it is longer than MAX_LENGTH."""
+    unit = max(x.h, unit_below(sigma / per_sigma))
+    x = ops.coarsen(x, round(unit / x.h))
+    while ops.length(x) > MAX_LENGTH and x.h < 1.0:
+        x = ops.coarsen(x, 2)
+    return x
+
+
+def _common(a: Any, b: Any, ops: _Ops) -> tuple[Any, Any]:
+    unit = max(a.h, b.h)
+    return ops.coarsen(a, round(unit / a.h)), ops.coarsen(b, round(unit / b.h))
+
+
+def power(base: Any, m: int, sigma1: float, per_sigma: int, ops: _Ops) -> Any:
+    """``base`` composed m times by binary powering, re-discretized after every product to
+    ``per_sigma`` points per standard deviation (sigma1 sqrt(count)) of the composed law."""
+    if m < 1:
+        raise ValueError(f"count must be >= 1, got {m!r}")
+    result, res_n, sq, sq_n = None, 0, base, 1
+    for bit in range(m.bit_length()):
+        check_deadline("in the lattice squarings")
+        if bit:
+            sq = _settle(ops.mul(sq, sq), sigma1 * math.sqrt(2 * sq_n), per_sigma, ops)
+            sq_n *= 2
+        if (m >> bit) & 1:
+            if result is None:
+                result, res_n = sq, sq_n
+            else:
+                a, b = _common(result, sq, ops)
+                res_n += sq_n
+                result = _settle(ops.mul(a, b), sigma1 * math.sqrt(res_n), per_sigma, ops)
+    return result
+
+
+def compose_tree(parts: list[tuple[Any, float]], per_sigma: int, ops: _Ops) -> Any:
+    """Balanced binary tree of products of ``(block, variance)`` parts (section E)."""
+    level = list(parts)
+    while len(level) > 1:
+        check_deadline("in the lattice composition of the terms")
+        nxt = []
+        for i in range(0, len(level) - 1, 2):
+            (a, va), (b, vb) = level[i], level[i + 1]
+            x, y = _common(a, b, ops)
+            nxt.append((_settle(ops.mul(x, y), math.sqrt(va + vb), per_sigma, ops), va + vb))
+        if len(level) % 2:
+            nxt.append(level[-1])
+        level = nxt
+    return level[0][0]

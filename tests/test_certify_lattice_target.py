@@ -1,0 +1,229 @@
+"""certify.lattice_target / certify.lattice_adaptive: the lattice on adaptive grids, refined to a
+requested relative width.
+
+Oracles (independent of the code under test): the GDP closed form in mpmath (Dong, Roth, Su,
+Cor. 2.13) for Gaussian compositions, the exact binomial law of randomized response in mpmath,
+the Laplace two-fold law by mpmath quadrature (tests/lattice_contract.py), and dp_accounting's
+PLD values for DP-SGD recorded in docs/math.md (rate 0.01, sigma 1, delta 1e-5, rounded to three
+decimals). The re-discretization steps are checked against their defining inequalities in mpmath.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from fractions import Fraction
+
+import pytest
+
+pytest.importorskip("flint")
+mp = pytest.importorskip("mpmath")
+
+from flint import fmpz_poly  # noqa: E402
+from lattice_contract import laplace_two_fold  # noqa: E402
+
+from certify.budget import time_budget  # noqa: E402
+from certify.combine import certified_delta, certified_epsilon  # noqa: E402
+from certify.lattice_adaptive import coarsen_lower, coarsen_upper  # noqa: E402
+from certify.lattice_lower import LowerLattice, Seq  # noqa: E402
+from certify.lattice_measure import LatticePLD  # noqa: E402
+from certify.lattice_target import (  # noqa: E402
+    check_rel_width,
+    target_delta_interval,
+    target_epsilon_interval,
+)
+from numeric.mechanisms import (  # noqa: E402
+    Gaussian,
+    Laplace,
+    PoissonSubsampledGaussian,
+    RandomizedResponse,
+)
+
+PLD_EPS = {1000: 1.828, 10000: 6.188}  # dp_accounting PLD, rate 0.01, sigma 1, delta 1e-5
+ROUND = 5e-4
+
+
+def _gdp_delta(mu: float, eps: float) -> mp.mpf:
+    """delta_mu(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (GDP Cor. 2.13)."""
+    with mp.workdps(40):
+        mu, eps = mp.mpf(mu), mp.mpf(eps)
+        return mp.ncdf(-eps / mu + mu / 2) - mp.exp(eps) * mp.ncdf(-eps / mu - mu / 2)
+
+
+def _rr_delta(eps0: float, m: int, eps: float) -> mp.mpf:
+    """m-fold randomized response: L = (2k - m) eps0 with k ~ Bin(m, e^eps0 / (1 + e^eps0))
+    under Q; delta(eps) = E_Q[(1 - e^(eps - L))_+]."""
+    with mp.workdps(40):
+        e0, e = mp.mpf(eps0), mp.mpf(eps)
+        q = mp.exp(e0) / (1 + mp.exp(e0))
+        out = mp.mpf(0)
+        for k in range(m + 1):
+            s = (2 * k - m) * e0
+            if s > e:
+                out += mp.binomial(m, k) * q**k * (1 - q) ** (m - k) * (1 - mp.exp(e - s))
+        return out
+
+
+# --- the re-discretization steps (sections C and D of certify.lattice_adaptive) -------------------
+
+
+def _h(masses: dict[int, int], inf: int, unit: float, t: mp.mpf) -> mp.mpf:
+    return inf + sum(c * max(mp.mpf(0), 1 - t * mp.exp(-k * mp.mpf(unit)))
+                     for k, c in masses.items())
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_connect_the_dots_coarsening_dominates(seed):
+    rng = random.Random(seed)
+    unit, r = 2.0**-6, 2 ** rng.randint(1, 4)
+    offset = rng.randint(-40, 10)
+    coeffs = [rng.getrandbits(40) if rng.random() < 0.7 else 0 for _ in range(rng.randint(5, 60))]
+    lat = LatticePLD(unit, 40, offset, fmpz_poly(coeffs), rng.getrandbits(20), 3, "P||Q", 1)
+    out = coarsen_upper(lat, r)
+    assert out.h == unit * r and out.total == lat.total and out.inf == lat.inf
+    fine = {offset + k: c for k, c in enumerate(coeffs)}
+    coarse = {(out.offset + k) * r: int(c) for k, c in enumerate(out.coeffs.coeffs())}
+    assert all(int(c) >= 0 for c in out.coeffs.coeffs())
+    with mp.workdps(50):
+        for i in range(-80, 120):  # H is piecewise linear in t: check at and between the kinks
+            t = mp.exp(mp.mpf(i) * unit / 2)
+            assert _h(coarse, out.inf, unit, t) >= _h(fine, lat.inf, unit, t) - mp.mpf(10) ** -30
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_coarsened_test_statistic_keeps_the_invariants(seed):
+    rng = random.Random(seed)
+    unit, r = 2.0**-5, 2 ** rng.randint(1, 3)
+    off = rng.randint(-30, 5)
+    q = [rng.getrandbits(30) for _ in range(rng.randint(3, 40))]
+    p = [rng.getrandbits(30) for _ in range(len(q))]
+    low = LowerLattice(unit, 30, Seq(off, fmpz_poly(q), 0, 7), Seq(off, fmpz_poly(p), 5), 2,
+                       "P||Q", 1, ((0.0, 2),))
+    out = coarsen_lower(low, r)
+    assert out.h == unit * r and out.q.inf == 7 and out.r.extra == 5
+    qc = {out.q.offset + k: int(c) for k, c in enumerate(out.q.coeffs.coeffs())}
+    rc = {out.r.offset + k: int(c) for k, c in enumerate(out.r.coeffs.coeffs())}
+    with mp.workdps(50):
+        for big in set(qc) | set(rc):
+            cell = [j for j in range(off, off + len(q)) if j // r == big]
+            assert qc.get(big, 0) == sum(q[j - off] for j in cell)  # Q: exact cell sums
+            # P: e^{-J U} r'_J >= sum over the cell of e^{-j u} r_j (the tilted cell mass)
+            lhs = mp.exp(-big * r * mp.mpf(unit)) * rc.get(big, 0)
+            rhs = sum(mp.exp(-j * mp.mpf(unit)) * p[j - off] for j in cell)
+            assert lhs >= rhs
+
+
+# --- soundness against exact cases ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("sigma", "m", "eps"), [(2.0, 10, 0.5), (1.0, 50, 20.0), (4.0, 200, 2.0)])
+def test_gaussian_brackets_gdp(sigma, m, eps):
+    want = _gdp_delta(math.sqrt(m) / sigma, eps)
+    b = target_delta_interval([(Gaussian(sigma), m)], eps, rel_width=1e-3)
+    assert b.lower_mpf <= want <= b.upper_mpf
+    assert b.lower_mpf > 0
+
+
+def test_heterogeneous_gaussians_bracket_gdp_epsilon():
+    comp = [(Gaussian(2.0), 30), (Gaussian(5.0), 200), (Gaussian(1.0), 3)]
+    mu = math.sqrt(30 / 4 + 200 / 25 + 3)  # GDP Cor. 3.3
+    b = target_epsilon_interval(comp, 1e-6, rel_width=1e-3)
+    lo, hi = float(b.lower_mpf), float(b.upper_mpf)
+    assert _gdp_delta(mu, lo) >= 1e-6 >= _gdp_delta(mu, hi)
+    assert hi - lo <= 1e-3 * hi
+
+
+@pytest.mark.parametrize(("eps0", "m", "eps"), [(0.1, 300, 2.0), (0.5, 40, 4.0), (0.05, 1000, 1.0)])
+def test_randomized_response_brackets_the_binomial(eps0, m, eps):
+    want = _rr_delta(eps0, m, eps)
+    b = target_delta_interval([(RandomizedResponse(eps0), m)], eps, rel_width=1e-2)
+    assert b.lower_mpf <= want <= b.upper_mpf
+
+
+@pytest.mark.parametrize("eps", [0.1, 0.6, 1.2, 1.9])
+def test_laplace_two_fold_brackets_quadrature(eps):
+    with mp.workdps(30):
+        want = laplace_two_fold(1.0, eps)
+    b = target_delta_interval([(Laplace(1.0), 2)], eps, rel_width=1e-3)
+    assert b.lower_mpf <= want <= b.upper_mpf
+
+
+@pytest.mark.parametrize("m", [1000, pytest.param(10000, marks=pytest.mark.slow)])
+def test_dp_sgd_reaches_the_target_around_the_pld_value(m):
+    b = target_epsilon_interval([(PoissonSubsampledGaussian(1.0, 0.01), m)], 1e-5)
+    lo, hi = float(b.lower_mpf), float(b.upper_mpf)
+    assert hi - lo <= 1e-4 * hi
+    assert lo - ROUND <= PLD_EPS[m] <= hi + ROUND
+    assert not any("above the target" in w for w in b.warnings)
+    for key in ("h", "resolution", "rounding_budget", "seconds", "rel_width_target"):
+        assert key in b.inputs
+
+
+@pytest.mark.slow
+def test_a_finer_target_gives_an_overlapping_tighter_interval():
+    comp = [(PoissonSubsampledGaussian(2.0, 0.001), 10000)]
+    a = target_epsilon_interval(comp, 1e-5, rel_width=1e-3)
+    b = target_epsilon_interval(comp, 1e-5, rel_width=1e-5)
+    assert a.lower_mpf <= b.upper_mpf and b.lower_mpf <= a.upper_mpf
+    assert b.upper_mpf - b.lower_mpf <= 1e-5 * b.upper_mpf
+    assert a.upper_mpf - a.lower_mpf <= 1e-3 * a.upper_mpf
+
+
+def test_unreachable_target_warns_and_stays_sound():
+    comp = [(Gaussian(3.0), 40)]
+    with time_budget(5.0):
+        b = target_delta_interval(comp, 1.0, rel_width=1e-12)
+    assert any("above the target 1e-12" in w and "time budget" in w for w in b.warnings)
+    want = _gdp_delta(math.sqrt(40) / 3.0, 1.0)
+    assert b.lower_mpf <= want <= b.upper_mpf
+
+
+def test_certified_passes_rel_width_and_records_it():
+    comp = [(PoissonSubsampledGaussian(1.0, 0.01), 100)]
+    b = certified_epsilon(comp, 1e-5, rel_width=1e-3)
+    assert b.inputs["rel_width"] == 1e-3
+    assert b.upper_method.startswith("lattice[h=")
+    assert float(b.upper_mpf - b.lower_mpf) <= 1e-3 * float(b.upper_mpf)
+    d = certified_delta([(Laplace(2.0), 20)], 1.0)
+    assert d.inputs["rel_width"] == 1e-4
+
+
+@pytest.mark.parametrize("bad", [0, 1, -1e-3, float("nan"), "x", True, 2.0])
+def test_bad_rel_width(bad):
+    with pytest.raises(ValueError, match="rel_width"):
+        check_rel_width(bad)
+    with pytest.raises(ValueError, match="rel_width"):
+        certified_epsilon([(Gaussian(1.0), 2)], 1e-5, rel_width=bad)
+
+
+LAPLACE_SPEC = """
+[[mechanism]]
+type = "laplace"
+scale = 4.0
+count = 30
+"""
+
+
+def test_cli_rel_width_and_certificate_round_trip(capsys, tmp_path):
+    from numeric.cli import main
+
+    spec = tmp_path / "spec.toml"
+    spec.write_text(LAPLACE_SPEC)
+    cert = tmp_path / "cert.json"
+    assert main(["certify", "--spec", str(spec), "--delta", "1e-5", "--rel-width", "1e-6",
+                 "--out", str(cert)]) == 0
+    capsys.readouterr()
+    data = json.loads(cert.read_text())
+    claim = data["claim"]
+    assert claim["inputs"]["rel_width"] == 1e-6 and claim["upper_method"].startswith("lattice")
+    lo, hi = Fraction(claim["lower"]), Fraction(claim["upper"])
+    assert 0 < hi - lo <= hi * Fraction(1, 10**6)
+    assert main(["verify", str(cert)]) == 0  # recomputed with the recorded target
+    assert "verified" in capsys.readouterr().out
+    assert main(["epsilon", "--spec", str(spec), "--delta", "1e-5", "--method", "certified",
+                 "--rel-width", "1e-3", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["inputs"]["rel_width"] == 1e-3
+    lo2, hi2 = Fraction(out["lower"]), Fraction(out["upper"])
+    assert lo2 <= hi and lo <= hi2 and hi2 - lo2 <= hi2 / 1000  # both certified: they overlap

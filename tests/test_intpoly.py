@@ -1,0 +1,31 @@
+"""Directed rescaling of integer mass polynomials, against Python's exact integer floor/ceil."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+flint = pytest.importorskip("flint")
+
+from certify.intpoly import ceil_div_pow2, floor_div_pow2  # noqa: E402
+
+
+@given(st.lists(st.integers(0, 2**200), min_size=0, max_size=12), st.integers(0, 90))
+@settings(max_examples=200, deadline=None)
+def test_directed_rescaling_matches_integer_floor_and_ceil(coeffs, bits):
+    p = flint.fmpz_poly(coeffs)
+    d = 1 << bits
+    up = [int(c) for c in ceil_div_pow2(p, bits).coeffs()]
+    down = [int(c) for c in floor_div_pow2(p, bits).coeffs()]
+    want_up = [-((-c) // d) for c in coeffs]  # Python ints: // is the floor
+    want_down = [c // d for c in coeffs]
+    strip = lambda xs: xs[: max([i + 1 for i, x in enumerate(xs) if x] or [0])]  # noqa: E731
+    assert up == strip(want_up)
+    assert down == strip(want_down)
+
+
+def test_a_mass_below_one_unit_rounds_up_to_one_unit():
+    # the bug this module fixes: -((-p) // d) on an fmpz_poly truncates toward zero (gives 0)
+    up = ceil_div_pow2(flint.fmpz_poly([1, 3, 4, 5]), 2)
+    assert [int(c) for c in up.coeffs()] == [1, 1, 1, 2]
