@@ -89,8 +89,7 @@ def save_figure(data: FigureData, path: str | os.PathLike) -> Path:
         y = np.asarray(s.y, dtype=float)
         if data.yscale == "log":
             y = np.where(y > 0, y, np.nan)
-        ax.plot(x, y, style, color=color if s.kind != "reference" else None, linewidth=1.4,
-                label=label)
+        ax.plot(x, y, style, color=color, linewidth=1.4, label=label)
     ax.set_xscale(data.xscale)
     ax.set_yscale(data.yscale)
     if data.kind == "tradeoff":

@@ -300,9 +300,11 @@ def tradeoff_data(compositions, *, labels: Sequence[str] | None = None,
         if certified:
             grid = np.linspace(0.0, eps_hi, points)
             rows, notes = _certified_intervals(comp, grid, _delta_query, time_budget)
-            if not rows or rows[0][0] != 0.0:
-                raise NotApplicable(f"{label}: no certified delta at eps = 0; " + "; ".join(notes))
+            if not rows:
+                raise NotApplicable(f"{label}: no certified point; " + "; ".join(notes))
             e, lo, hi = (np.array([r[i] for r in rows]) for i in range(3))
+            if e[0] != 0.0:  # delta(0) in [lo_first, 1]: delta is non-increasing and <= 1
+                e, lo, hi = np.r_[0.0, e], np.r_[lo[0], lo], np.r_[1.0, hi]
             lower, upper = tradeoff_band(e, lo, hi, alpha)
             series.append(Series(
                 f"{label}: certified band ({len(rows)} points)", "certified",
