@@ -21,6 +21,7 @@ def _load(name: str):
 def test_every_example_is_tested():
     tested = {"dp_sgd", "heterogeneous_pipeline", "seed_example"}
     tested |= {"logistic_noise", "generalized_gaussian_noise"}  # tests/test_derive_examples.py
+    tested |= {"plot_tradeoff", "check_your_formula"}  # tests/test_plot.py
     assert {p.stem for p in EXAMPLES.glob("*.py")} == tested
 
 

@@ -275,3 +275,44 @@ def test_plot_tradeoff_example(tmp_path, capsys):
     assert out["path"].exists()
     text = capsys.readouterr().out
     assert "ESTIMATE" in text and "exact" in text
+
+
+def rr_delta(eps0: float, m: int, eps: float) -> float:
+    """delta(eps) of m-fold randomized response in mpmath: sum_k (P_k - e^eps Q_k)_+ (KOV)."""
+    e = mpmath.exp(mpmath.mpf(eps0))
+    p, q = e / (1 + e), 1 / (1 + e)
+    total = mpmath.mpf(0)
+    for k in range(m + 1):
+        pk = mpmath.binomial(m, k) * p**k * q ** (m - k)
+        qk = mpmath.binomial(m, k) * q**k * p ** (m - k)
+        total += max(mpmath.mpf(0), pk - mpmath.exp(mpmath.mpf(eps)) * qk)
+    return float(total)
+
+
+def test_check_your_formula_example_refutes_the_naive_bound(capsys):
+    pytest.importorskip("sympy")
+    if not _has_certify():
+        pytest.skip("needs the certify extra")
+    rows = _load("check_your_formula").main("randomized-response", eps0=1.0, steps=(30,),
+                                            symbolic_timeout=2.0)
+    claim, drv = rows
+    assert claim["eps"] == pytest.approx(math.sqrt(60 * math.log(1e5)), rel=1e-15)
+    truth = rr_delta(1.0, 30, claim["eps"])  # 8.3156e-4 > 1e-5: the claim is false here
+    assert claim["lower"] <= truth <= claim["upper"] and claim["lower"] > 1e-5
+    assert claim["rr_exact"] == pytest.approx(truth, rel=1e-9)
+    assert claim["verdict"].startswith("FAILS") and drv["verdict"].startswith("holds")
+    assert rr_delta(1.0, 30, drv["eps"]) <= drv["upper"] <= 1e-5
+    assert "The claim is false" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_check_your_formula_example_with_laplace_from_its_density():
+    pytest.importorskip("sympy")
+    if not _has_certify():
+        pytest.skip("needs the certify extra")
+    rows = _load("check_your_formula").main("laplace", eps0=0.5, steps=(30, 50))
+    verdicts = {(r["m"], r["formula"]): r["verdict"].split()[0] for r in rows}
+    assert verdicts == {(30, "claim"): "holds", (30, "DRV"): "holds",
+                        (50, "claim"): "FAILS", (50, "DRV"): "holds"}
+    # the Laplace composition is less private than nothing only up to randomized response (KOV)
+    assert all(r["upper"] <= r["rr_exact"] * (1 + 1e-9) + 1e-20 for r in rows)
