@@ -314,5 +314,5 @@ def test_check_your_formula_example_with_laplace_from_its_density():
     verdicts = {(r["m"], r["formula"]): r["verdict"].split()[0] for r in rows}
     assert verdicts == {(30, "claim"): "holds", (30, "DRV"): "holds",
                         (50, "claim"): "FAILS", (50, "DRV"): "holds"}
-    # the Laplace composition is less private than nothing only up to randomized response (KOV)
+    # randomized response is the worst eps0-DP mechanism (KOV): Laplace never exceeds it
     assert all(r["upper"] <= r["rr_exact"] * (1 + 1e-9) + 1e-20 for r in rows)

@@ -160,23 +160,29 @@ def _delta_curve(comp: Composition, eps: np.ndarray, method: str) -> tuple[np.nd
     """delta(eps) on a grid: ``(values, kind, method)``, exact where a closed form exists."""
     if _has_exact(comp):
         return np.asarray(exact_delta(comp, eps).delta, dtype=float), "exact", "exact"
+    vals = np.full(eps.shape, np.nan)
+    estimate = _fill(comp, eps, method, vals, np.arange(eps.size))
+    if np.all(np.isnan(vals)):
+        delta_by_method(comp, eps, method)  # raises the method's own NotApplicable
+    return np.clip(vals, 0.0, 1.0), "estimate" if estimate else "exact", method
+
+
+def _fill(comp: Composition, eps: np.ndarray, method: str, out: np.ndarray,
+          idx: np.ndarray, depth: int = 0) -> bool:
+    """Fill ``out[idx]`` with the method's delta; a refused eps refuses the whole array, so on
+    NotApplicable bisect (at most 2 len(idx) calls) and leave NaN where a single eps is refused.
+    Returns whether the answers were estimates."""
     try:
-        res = delta_by_method(comp, eps, method)
+        res = delta_by_method(comp, eps[idx], method)
     except NotApplicable:
-        # one refused eps refuses the whole array: ask point by point, keep what answers (NaN
-        # elsewhere; the drawings and envelopes skip NaN points)
-        vals, estimate = np.full(eps.shape, np.nan), True
-        for i, e in enumerate(eps):
-            try:
-                r = delta_by_method(comp, float(e), method)
-            except NotApplicable:
-                continue
-            vals[i], estimate = float(r.delta), r.estimate
-        if np.all(np.isnan(vals)):
-            raise
-        return np.clip(vals, 0.0, 1.0), "estimate" if estimate else "exact", method
-    kind = "estimate" if res.estimate else "exact"
-    return np.clip(np.asarray(res.delta, dtype=float), 0.0, 1.0), kind, method
+        if idx.size == 1 or depth > 40:
+            return True
+        half = idx.size // 2
+        a = _fill(comp, eps, method, out, idx[:half], depth + 1)
+        b = _fill(comp, eps, method, out, idx[half:], depth + 1)
+        return a or b
+    out[idx] = np.asarray(res.delta, dtype=float)
+    return bool(res.estimate)
 
 
 def _epsilon_at(comp: Composition, delta: float, method: str) -> float:
