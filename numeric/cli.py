@@ -7,6 +7,7 @@
     edgeworth delta   (same flags, --eps E instead of --delta)
     edgeworth epsilon|delta --spec FILE ...      (a TOML composition, see numeric.spec)
     edgeworth demo
+    edgeworth plot tradeoff|delta|steps ...      (figures: numeric.plotting.cli)
 
 Other layers add subcommands through the ``edgeworth.commands`` entry-point group (an object
 called with the argparse subparsers) and methods through ``edgeworth.methods``; numeric never
