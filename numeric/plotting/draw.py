@@ -62,7 +62,7 @@ def save_figure(data: FigureData, path: str | os.PathLike) -> Path:
     """
     out = check_output(path)
     Figure, FigureCanvasAgg = require_matplotlib()
-    fig = Figure(figsize=(7.5, 6.0), layout="constrained")
+    fig = Figure(figsize=(7.5, 6.0))
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     colors = {}
