@@ -9,7 +9,7 @@ Ten steps of randomized response with eps0 = 1/sqrt(10) (exact curve), its CLT l
 The same figure from the command line:
 
     edgeworth plot tradeoff --mechanism randomized-response --eps0 0.31622776601683794 \\
-        --steps 10 --mu 1 --eps-delta 1,0.001 --certified --output tradeoff.png
+        --steps 10 --gdp-mu 1 --eps-delta 1,0.001 --certified --output tradeoff.png
 """
 
 from __future__ import annotations

@@ -201,7 +201,7 @@ def test_files_in_every_format(tmp_path, suffix, magic):
 
 def test_json_points(capsys):
     argv = ["plot", "tradeoff", "--mechanism", "gaussian", "--sigma", "2", "--steps", "4",
-            "--mu", "1", "--eps-delta", "1,1e-3", "--json"]
+            "--gdp-mu", "1", "--eps-delta", "1,1e-3", "--json"]
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["figure"] == "tradeoff" and out["xlabel"] and out["caption"]
@@ -222,8 +222,8 @@ def test_json_points(capsys):
       "x.jpg"], "--output must end in"),
     (["tradeoff", "--json"], "give --mechanism"),
     (["tradeoff", "--mechanism", "gaussian", "--sigma", "1", "--steps", "1"], "--output"),
-    (["tradeoff", "--mechanism", "gaussian", "--sigma", "1", "--steps", "1", "--mu", "-1",
-      "--json"], "--mu"),
+    (["tradeoff", "--mechanism", "gaussian", "--sigma", "1", "--steps", "1", "--gdp-mu", "-1",
+      "--json"], "--gdp-mu"),
     (["tradeoff", "--mechanism", "gaussian", "--sigma", "1", "--steps", "1", "--eps-delta",
       "1", "--json"], "EPS,DELTA"),
     (["delta", "--mechanism", "gaussian", "--sigma", "1", "--steps", "1", "--points", "1",

@@ -3,7 +3,7 @@
 ::
 
     edgeworth plot tradeoff [--mechanism NAME --PARAM X ... --steps M] [--spec FILE ...]
-        [--mu MU ...] [--eps-delta EPS,DELTA ...] [--method M] [--certified] [--points N]
+        [--gdp-mu MU ...] [--eps-delta EPS,DELTA ...] [--method M] [--certified] [--points N]
         [--time-budget S] (--output FILE.png|.svg|.pdf | --json)
     edgeworth plot delta    (same composition flags) [--eps-max E] ...
     edgeworth plot steps    --mechanism NAME --PARAM X ... --steps M --delta D ...   (or --spec)
@@ -79,7 +79,8 @@ def register_command(subparsers, add_mechanism_flags: Callable, composition_of: 
     t = kinds.add_parser("tradeoff", help="trade-off curves f(alpha) with G_mu and "
                          "f_(eps,delta) curves")
     add_mechanism_flags(t, several_specs=True)
-    t.add_argument("--mu", action="append", default=[], help="add G_mu (repeatable)")
+    t.add_argument("--gdp-mu", dest="gdp_mu", action="append", default=[], metavar="MU",
+                   help="add the Gaussian trade-off curve G_MU (repeatable)")
     t.add_argument("--eps-delta", dest="eps_delta", action="append", default=[],
                    metavar="EPS,DELTA", help="add f_(eps,delta) (repeatable)")
     _common(t)
@@ -128,7 +129,7 @@ def _run(args, composition_of: Callable) -> int:
         data = delta_data(_compositions(args, composition_of), eps_max=eps_max, **opts)
     else:
         data = tradeoff_data(_compositions(args, composition_of),
-                             mus=[_number("--mu", m, positive=True) for m in args.mu],
+                             mus=[_number("--gdp-mu", m, positive=True) for m in args.gdp_mu],
                              eps_deltas=[_pair(e) for e in args.eps_delta], **opts)
     if args.output is not None:
         from .draw import save_figure
