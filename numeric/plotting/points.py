@@ -413,6 +413,26 @@ def delta_data(compositions, *, labels: Sequence[str] | None = None,
                       caption, tuple(series), yscale="log", inputs=inputs)
 
 
+def _flag_outside(line: Series, rows) -> Series:
+    """The estimate line with a note naming the step counts where it leaves the proven
+    interval (an estimate below a certified lower end under-reports epsilon)."""
+    at = dict(zip(line.x, line.y, strict=True))
+    low = [m for m, lo, _hi, _a, _b in rows if at.get(float(m), math.nan) < lo]
+    high = [m for m, _lo, hi, _a, _b in rows if at.get(float(m), math.nan) > hi]
+    extra = []
+    if low:
+        extra.append(f"estimate BELOW the certified lower end (under-reports eps) at m = "
+                     f"{', '.join(str(int(m)) for m in low)}")
+    if high:
+        extra.append(f"estimate above the certified upper end at m = "
+                     f"{', '.join(str(int(m)) for m in high)}")
+    if not extra:
+        return line
+    label = line.label + (" -- under-reports at some m" if low else "")
+    return Series(label, line.kind, line.x, y=line.y, method=line.method,
+                  notes=(*line.notes, *extra))
+
+
 def _steps_grid(max_steps: int, n: int) -> np.ndarray:
     return np.unique(np.round(np.logspace(0.0, math.log10(max_steps), n)).astype(np.int64))
 
@@ -447,7 +467,7 @@ def steps_data(composition, delta: float, *, label: str | None = None,
     mech, max_steps = comp.terms[0]
     label = label or repr(mech)
     grid = _steps_grid(max_steps, points)
-    ys, kinds = [], set()
+    ys, kinds, warned = [], set(), []
     for m in grid:
         c = compose([(mech, int(m))])
         if _has_exact(c):
@@ -461,12 +481,16 @@ def steps_data(composition, delta: float, *, label: str | None = None,
                 continue
             ys.append(float(r.epsilon))
             kinds.add("estimate" if r.estimate else "exact")
+            if r.estimate and r.warnings:
+                warned.append(int(m))
     if all(math.isnan(y) for y in ys):
         raise NotApplicable(f"method {method!r} answered at no step count of {comp.describe()}")
     kind = "estimate" if "estimate" in kinds else "exact"
     used = "exact" if kinds == {"exact"} and _has_exact(comp) else method
-    series = [Series(f"{label} ({kind}, {used})", kind, tuple(float(m) for m in grid),
-                     y=tuple(ys), method=used)]
+    warn = (f"{method}'s diagnostics warn (unreliable estimate; method 'auto' or --certified "
+            f"decide) at m = {', '.join(map(str, warned))}",) if warned else ()
+    series = [Series(f"{label} ({kind}, {used}{'; diagnostics warn' if warned else ''})",
+                     kind, tuple(float(m) for m in grid), y=tuple(ys), method=used, notes=warn)]
     if certified:
         def query(_c, m, budget):
             return epsilon_by_method(compose([(mech, int(m))]), delta, "certified",
@@ -483,6 +507,8 @@ def steps_data(composition, delta: float, *, label: str | None = None,
             lower=tuple(lo.tolist()), upper=tuple(hi.tolist()), method="certified",
             intervals=tuple((float(r[0]), r[3], r[4]) for r in rows),
             notes=(*notes, "between certified step counts by monotonicity of eps in m")))
+        if kind == "estimate":
+            series[0] = _flag_outside(series[0], rows)
     inputs = {"composition": comp.describe(), "delta": delta, "max_steps": max_steps,
               "method": method, "certified": certified, "points": int(grid.size)}
     caption = f"{max_steps} x {mech!r}, delta = {delta:g} | estimates: {method}"
