@@ -316,3 +316,15 @@ def test_check_your_formula_example_with_laplace_from_its_density():
                         (50, "claim"): "FAILS", (50, "DRV"): "holds"}
     # randomized response is the worst eps0-DP mechanism (KOV): Laplace never exceeds it
     assert all(r["upper"] <= r["rr_exact"] * (1 + 1e-9) + 1e-20 for r in rows)
+
+
+@needs_mpl
+def test_a_band_without_a_proven_upper_end_is_drawn_as_a_lower_bound(tmp_path):
+    from numeric.plotting import FigureData, Series
+
+    band = Series("x: certified band (2 points)", "certified", (0.0, 0.5, 1.0),
+                  lower=(0.9, 0.3, 0.0), method="certified", intervals=((0.0, "0", "0.1"),))
+    data = FigureData("tradeoff", "t", "alpha", "beta", "caption", (band,))
+    out = save_figure(data, tmp_path / "lower.svg")
+    assert "certified lower bound only" in out.read_text()
+    assert data.to_dict()["series"][0]["upper_proven"] is False
