@@ -361,7 +361,16 @@ def _tradeoff_curve(label: str, comp: Composition, alpha: np.ndarray, method: st
     y = np.asarray(tradeoff_from_delta_curve(grid[ok], dl[ok], alpha))
     word = "estimate" if kind == "estimate" else "exact profile, envelope"
     return Series(f"{label} ({word}, {used})", kind, tuple(alpha.tolist()),
-                  y=tuple(y.tolist()), method=used)
+                  y=tuple(y.tolist()), method=used, notes=_gaps(grid, ok, used))
+
+
+def _gaps(grid: np.ndarray, ok: np.ndarray, method: str) -> tuple[str, ...]:
+    """A note naming the eps points the method refused (left out of the curve)."""
+    if ok.all():
+        return ()
+    bad = ", ".join(f"{e:.4g}" for e in grid[~ok][:10])
+    return (f"{method} refused {int((~ok).sum())} of {grid.size} eps points (left out): "
+            f"eps = {bad}{' ...' if (~ok).sum() > 10 else ''}",)
 
 
 def delta_data(compositions, *, labels: Sequence[str] | None = None,
@@ -393,7 +402,8 @@ def delta_data(compositions, *, labels: Sequence[str] | None = None,
         dl, kind, used = _delta_curve(comp, grid, method)
         word = "estimate" if kind == "estimate" else "exact"
         series.append(Series(f"{label} ({word}, {used})", kind, tuple(grid.tolist()),
-                             y=tuple(dl.tolist()), method=used))
+                             y=tuple(dl.tolist()), method=used,
+                             notes=_gaps(grid, ~np.isnan(dl), used)))
         if certified:
             cgrid = np.linspace(0.0, eps_hi, points)
             rows, notes = _certified_intervals(comp, cgrid, _delta_query, time_budget)
