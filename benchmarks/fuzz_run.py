@@ -94,6 +94,9 @@ SAMPLERS = {
     "subsampled-gaussian": lambda r: {"sigma": log_uniform(r, 1e-3, 1e6),
                                       "rate": 1.0 if r.random() < 0.1
                                       else log_uniform(r, 1e-9, 1.0)},
+    "random-allocation": lambda r: {"sigma": log_uniform(r, 0.05, 1e3),
+                                    "rounds": 1 if r.random() < 0.2
+                                    else round(log_uniform(r, 2.0, 1e9))},
 }
 """Parameter samplers of the built-in mechanisms (CLI/spec keys -> values)."""
 

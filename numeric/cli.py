@@ -133,6 +133,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(handler=_run_demo)
     register_calibrate(sub)
     register_plot(sub, add_mechanism_flags, _composition)
+    from .shuffle.cli import add_commands as register_shuffle
+
+    register_shuffle(sub)
     for ep in metadata.entry_points(group="edgeworth.commands"):
         try:
             ep.load()(sub)

@@ -25,7 +25,7 @@ import pytest
 
 import numeric
 from numeric.cli import main
-from numeric.mechanisms import MECHANISMS
+from numeric.mechanisms import MECHANISMS, RandomAllocation
 from numeric.spec import MAX_SPEC_BYTES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,6 +44,9 @@ MECH_ARGS: dict[str, tuple[list[str], numeric.Mechanism, int]] = {
     ),
     "approx-dp": (
         ["--eps0", "0.2", "--delta0", "1e-7", "--steps", "20"], numeric.ApproxDP(0.2, 1e-7), 20,
+    ),
+    "random-allocation": (  # rounds = 1: the Gaussian mechanism with mu = 1/sigma
+        ["--sigma", "2", "--rounds", "1", "--steps", "10"], RandomAllocation(2.0, 1), 10,
     ),
 }
 METHODS = ("aea", "aea-ea", "gdp", "clt", "exact")

@@ -6,6 +6,7 @@ import importlib.util
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -19,7 +20,7 @@ def _load(name: str):
 
 
 def test_every_example_is_tested():
-    tested = {"dp_sgd", "heterogeneous_pipeline", "seed_example"}
+    tested = {"dp_sgd", "heterogeneous_pipeline", "seed_example", "shuffle_worked_example"}
     tested |= {"logistic_noise", "generalized_gaussian_noise"}  # tests/test_derive_examples.py
     tested |= {"plot_tradeoff", "check_your_formula"}  # tests/test_plot.py
     assert {p.stem for p in EXAMPLES.glob("*.py")} == tested
@@ -42,3 +43,14 @@ def test_seed_example():
     _, exact, gdp, _ = rows[0]
     assert exact == pytest.approx(2.88967273935981121, rel=1e-12)
     assert gdp == pytest.approx(3.13867054858293921, rel=1e-12)
+
+
+def test_shuffle_worked_example(capsys, tmp_path):
+    # small parameters: sigma = 2, TV 0.05, one epoch (the full example: sigma = 1, delta 0.01)
+    out = _load("shuffle_worked_example").main(sigma=2.0, delta=0.05, epochs=(1,),
+                                               rounds=(10, 100), output=str(tmp_path / "f.png"))
+    plan = out["plans"][1]
+    assert plan["exact"]["rounds"] <= plan["chi_square"]["rounds"] < plan["theorem_4_1"]["rounds"]
+    f = out["curves"][100]
+    assert np.all(f <= 1 - out["alpha"] + 1e-12) and np.all(np.diff(f) <= 0)
+    assert "reconstructed" in capsys.readouterr().out

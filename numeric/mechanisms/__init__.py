@@ -14,6 +14,7 @@ from .base import (
 )
 from .gaussian import Gaussian
 from .laplace import Laplace
+from .random_allocation import RandomAllocation
 from .randomized_response import ApproxDP, RandomizedResponse
 from .subsampled_gaussian import PoissonSubsampledGaussian
 
@@ -28,6 +29,7 @@ __all__ = [
     "MechanismEntry",
     "PLLRCumulants",
     "PoissonSubsampledGaussian",
+    "RandomAllocation",
     "RandomizedResponse",
     "register_mechanism",
 ]
