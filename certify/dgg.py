@@ -27,6 +27,7 @@ __all__ = [
     "T1_STAR",
     "ball_min",
     "dgg_continuity_bound_iid",
+    "dgg_continuity_bound_noniid",
     "dgg_moment_bound",
 ]
 
@@ -220,6 +221,28 @@ def dgg_moment_bound(
             + r1)
 
 
+def _cf_terms(n_a: arb, K3t: arb, al: arb) -> tuple[arb, arb, arb, arb, arb]:
+    """c1..c4 and J of DGG's Theorem 3.1 remainders r_{2,n} (appendix, shared by A.4 and A.5)."""
+    pi = arb.pi()
+    cpsi = arb(CPSI)
+    t1 = arb(T1_STAR)
+    sn = n_a.sqrt()
+    c1 = arb("1.2533") * K3t**4 / (16 * pi**4 * n_a**2)
+    c2 = arb("0.3334") * K3t**4 * al / (16 * pi**4 * n_a**2 * sn)
+    c3 = arb("14.1961") * K3t**16 / ((2 * pi) ** 16 * n_a**8)
+    c4 = arb("4.3394") * K3t**12 * al / ((2 * pi) ** 12 * n_a**6 * sn)
+    T = 16 * pi**4 * n_a**2 / K3t**4
+    sc = 1 - 4 * pi * arb(_CHI1) * t1
+
+    def e1(x: arb) -> arb:
+        return _gamma_upper(0, x)
+
+    J = (cpsi / pi * abs(e1(ball_min(T.sqrt(), T**2) * sc / (2 * pi**2))
+                         - e1(ball_min(t1**2 * T.sqrt(), T**2 / pi**2) * sc / 2))
+         + cpsi / pi * abs(e1(ball_min(T.sqrt(), T**2) / (2 * pi**2)) - e1(T**2 / (2 * pi**2))))
+    return c1, c2, c3, c4, J
+
+
 def dgg_continuity_bound_iid(
     n: int,
     K4,
@@ -260,19 +283,7 @@ def dgg_continuity_bound_iid(
     c = _dgg_common(n_a, K4, lam, eps, skew)
     D = c["D"]
     sn = n_a.sqrt()
-    c1 = arb("1.2533") * K3t**4 / (16 * pi**4 * n_a**2)
-    c2 = arb("0.3334") * K3t**4 * al / (16 * pi**4 * n_a**2 * sn)
-    c3 = arb("14.1961") * K3t**16 / ((2 * pi) ** 16 * n_a**8)
-    c4 = arb("4.3394") * K3t**12 * al / ((2 * pi) ** 12 * n_a**6 * sn)
-    T = 16 * pi**4 * n_a**2 / K3t**4
-    sc = 1 - 4 * pi * arb(_CHI1) * t1
-
-    def e1(x: arb) -> arb:
-        return _gamma_upper(0, x)
-
-    J = (cpsi / pi * abs(e1(ball_min(T.sqrt(), T**2) * sc / (2 * pi**2))
-                         - e1(ball_min(t1**2 * T.sqrt(), T**2 / pi**2) * sc / 2))
-         + cpsi / pi * abs(e1(ball_min(T.sqrt(), T**2) / (2 * pi**2)) - e1(T**2 / (2 * pi**2))))
+    c1, c2, c3, c4, J = _cf_terms(n_a, K3t, al)
     h = arb(3) / 2
     u1 = 16 * pi**3 * n_a**2 / K3t**4
     l1 = ball_min((2 * eps).sqrt() * (n_a / K4).root(4), u1)
@@ -296,3 +307,113 @@ def dgg_continuity_bound_iid(
     return (arb("0.327") * K4 * (arb(1) / 12 + 1 / (4 * D)) / n_a
             + skew * arb("0.037") * c["e3"] * lam * lam / n_a + r2 + s_n)
 
+
+
+def dgg_continuity_bound_noniid(
+    n: int,
+    K4,
+    K3,
+    K3tilde,
+    lambda3,
+    C0,
+    p,
+    *,
+    skewed: bool = True,
+    eps="0.1",
+    r_package_sn: bool = False,
+) -> arb:
+    r"""DGG bound under a density-smoothness condition, non-i.i.d. case (rate n^{-1}).
+
+    Derumigny, Girard, Guyonvarch (Sankhya A 2024, arXiv:2101.05780), Theorem 3.1 with Appendix
+    Theorem A.4 (transcribed in DGG's appendices as recorded in the project; see
+    certify/DGG_VERIFICATION.md for what was checked). The condition replacing the i.i.d.
+    characteristic-function bound kappa is :math:`|f_{S_n}(u)| \le C_0 u^{-p}` for
+    :math:`u > a_n` (f_{S_n} the characteristic function of the standardized sum). Then
+
+    .. math::
+
+        \delta_n = \frac{0.327 K_4(\frac1{12} + \frac1{4(1-3\epsilon)^2})}{n}
+          + \frac{0.037\,e_{1,n}\lambda_3^2}{n} + r_{2,n}^{inid} + S_n,\qquad
+        S_n = \frac{C_\psi}{\pi}\int_{a_n}^{b_n} \frac{C_0 u^{-p}}{u}\,du
+            = \frac{C_\psi C_0}{\pi}\,\frac{a_n^{-p} - b_n^{-p}}{p},
+
+    with :math:`a_n = \min(2t_1^*\pi\sqrt n/\tilde K_3,\ 16\pi^3 n^2/\tilde K_3^4)`,
+    :math:`b_n = 16\pi^4 n^2/\tilde K_3^4`, and
+
+    .. math::
+
+        r_{2,n}^{inid,skew} = c_1 + c_2 + c_3 + c_4
+          + |\lambda_3|\,|\Gamma(3/2, u_1) - \Gamma(3/2, l_1)|/\sqrt n + \bar R_n^{inid}
+          + C_\psi K_3\{\cdot\}_{3}/(6\pi\sqrt n) + J,\qquad
+        r_{2,n}^{inid,noskew} = c_1 + c_3 + \bar R_n^{inid} + C_\psi K_4\{\cdot\}_{4}/(6\pi n) + J,
+
+    :math:`\{\cdot\}_q = \tfrac12|\Delta|^{-q/2}\,|\gamma^*(q/2, 2^8\pi^6\Delta n^4/\tilde K_3^8)
+    - \gamma^*(q/2, \Delta\min(2\epsilon\sqrt{n/K_4}, 2^8\pi^6 n^4/\tilde K_3^8))|`,
+    :math:`\Delta = (1 - 4\chi_1 - \sqrt{K_4/n})/2`, :math:`u_1 = 16\pi^3n^2/\tilde K_3^4`,
+    :math:`l_1 = \min(\sqrt{2\epsilon}(n/K_4)^{1/4}, u_1)`; c_1..c_4, J as in the i.i.d. case.
+
+    The authors' R package (BoundEdgeworth) evaluates S_n **without the factor 1/p** (conservative
+    for p >= 1, too small for p < 1); ``r_package_sn=True`` reproduces it (to compare with the
+    package's published values), the default is the integral itself. Proof of the default: for
+    u in [a_n, b_n] the condition gives |f_{S_n}(u)|/u <= C_0 u^{-p-1}, whose integral is the
+    expression above; every other term is evaluated in Arb ball arithmetic on ball inputs, so
+    the upper end of the returned ball bounds the theorem's delta_n at the enclosed moments.
+
+    Args:
+        n, K4, K3, K3tilde, lambda3: As in :func:`dgg_moment_bound` (balls containing the moments).
+        C0: The constant of the smoothness condition (> 0).
+        p: Its exponent (> 0).
+        skewed: False only if every summand is unskewed.
+        eps: Free parameter in (0, 1/3).
+        r_package_sn: Omit the 1/p in S_n as the R package does (comparison only).
+
+    Returns:
+        An Arb ball containing the bound's value (use its upper end).
+
+    Raises:
+        ValueError: for eps outside (0, 1/3), C0 <= 0 or p <= 0.
+        UndecidableError: when Delta's sign (the gamma* branch) cannot be decided.
+    """
+    n_a, K4, K3, K3t, lam, C0, p, eps = (_a(n), _a(K4), _a(K3), _a(K3tilde), _a(lambda3),
+                                         _a(C0), _a(p), _a(eps))
+    if not (eps > 0 and eps < arb(1) / 3):
+        raise ValueError("the DGG parameter eps must lie in (0, 1/3)")
+    if not (C0 > 0):
+        raise ValueError(f"C0 must be > 0, got {C0}")
+    if not (p > 0):
+        raise ValueError(f"p must be > 0, got {p}")
+    skew = 1 if skewed else 0
+    if not skewed:
+        lam = arb(0)
+    al = abs(lam)
+    pi = arb.pi()
+    cpsi = arb(CPSI)
+    t1 = arb(T1_STAR)
+    c = _dgg_common(n_a, K4, lam, eps, skew)
+    D = c["D"]
+    sn = n_a.sqrt()
+    c1, c2, c3, c4, J = _cf_terms(n_a, K3t, al)
+    delta = (1 - 4 * arb(_CHI1) - (K4 / n_a).sqrt()) / 2
+    top = 256 * pi**6 * n_a**4 / K3t**8
+
+    def brace(q: int) -> arb:
+        s = arb(q) / 2
+        return (abs(delta) ** (-s) / 2
+                * abs(_gamma_star(s, delta * top, q)
+                      - _gamma_star(s, delta * ball_min(2 * eps * (n_a / K4).sqrt(), top), q)))
+
+    if skewed:
+        h = arb(3) / 2
+        u1 = 16 * pi**3 * n_a**2 / K3t**4
+        l1 = ball_min((2 * eps).sqrt() * (n_a / K4).root(4), u1)
+        r2 = (c1 + c2 + c3 + c4 + al * abs(_gamma_upper(h, u1) - _gamma_upper(h, l1)) / sn
+              + c["r_inid"] + cpsi * K3 * brace(3) / (6 * pi * sn) + J)
+    else:
+        r2 = c1 + c3 + c["r_inid"] + cpsi * K4 * brace(4) / (6 * pi * n_a) + J
+    a_n = ball_min(2 * t1 * pi * sn / K3t, 16 * pi**3 * n_a**2 / K3t**4)
+    b_n = 16 * pi**4 * n_a**2 / K3t**4
+    s_n = cpsi / pi * C0 * ((-p * a_n.log()).exp() - (-p * b_n.log()).exp())
+    if not r_package_sn:
+        s_n = s_n / p
+    return (arb("0.327") * K4 * (arb(1) / 12 + 1 / (4 * D)) / n_a
+            + skew * arb("0.037") * c["e1"] * lam * lam / n_a + r2 + s_n)

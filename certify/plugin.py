@@ -45,3 +45,6 @@ def register_commands(subparsers) -> None:
     from .cli import add_commands
 
     add_commands(subparsers)
+    from .papers.cli import add_commands as add_check  # edgeworth check PAPER
+
+    add_check(subparsers)
