@@ -49,21 +49,26 @@ __all__ = ["CERTIFIED_METHODS", "RUN_ORDER", "CertifiedMethod", "certified_delta
 
 @dataclass(frozen=True)
 class CertifiedMethod:
-    """A certified method: ``delta_fn(comp, eps)`` and ``epsilon_fn(comp, delta)`` give Bounds."""
+    """A certified method: ``delta_fn(comp, eps)`` and ``epsilon_fn(comp, delta)`` give Bounds.
+
+    ``applies(comp) -> bool`` (optional): a method specific to one mechanism family is skipped
+    silently (no "not applicable" warning) for compositions it is not about.
+    """
 
     name: str
     delta_fn: Callable[..., Bound]
     epsilon_fn: Callable[..., Bound]
+    applies: Callable[..., bool] | None = None
 
 
 def _lazy(target: str) -> Callable[..., Bound]:
     """``"module:function"`` in certify, imported on first call (keeps python-flint users lazy)."""
     module, name = target.split(":")
 
-    def call(comp, x):
+    def call(comp, *x):
         from importlib import import_module
 
-        return getattr(import_module(f".{module}", __package__), name)(comp, x)
+        return getattr(import_module(f".{module}", __package__), name)(comp, *x)
 
     call.__name__ = name
     return call
@@ -78,10 +83,13 @@ CERTIFIED_METHODS: list[CertifiedMethod] = [
                     _lazy("chernoff:chernoff_epsilon_bound")),
     CertifiedMethod("lattice", _lazy("lattice:lattice_delta_interval"),
                     _lazy("lattice:lattice_epsilon_interval")),
+    CertifiedMethod("shuffle", _lazy("mechanisms.random_allocation:certified_delta"),
+                    _lazy("mechanisms.random_allocation:certified_epsilon"),
+                    _lazy("mechanisms.random_allocation:applies")),
 ]
 """The certified methods, in the order their results are intersected."""
 
-RUN_ORDER = ("exact", "one-step", "chernoff", "eeai", "lattice")
+RUN_ORDER = ("exact", "one-step", "shuffle", "chernoff", "eeai", "lattice")
 """The order the methods run in: the cheap ones first, the lattice last (methods not listed run
 after these, in registry order)."""
 
@@ -146,6 +154,8 @@ def _run(kind: str, composition, x, budget: float | None) -> Bound:
     refusals: list[str] = []
     with budget_block(budget):
         for m in _run_order():
+            if m.applies is not None and not m.applies(comp):
+                continue
             tight = next((b for name, b in results.items() if name in _CLOSED_FORMS
                           and _relative_width(b) <= TIGHT_ENOUGH), None)
             if tight is not None:  # a closed-form enclosure no discretized method can tighten

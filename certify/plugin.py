@@ -38,6 +38,25 @@ def register_methods(register) -> None:
         "(exact, Chernoff, EEAI, lattice; a proven bound)",
         _delta, _epsilon, ("time_budget",), estimate=False,
     ))
+    _register_shuffle()
+
+
+def _register_shuffle() -> None:
+    """Fill numeric's certified-shuffle hook (random allocation; :mod:`certify.shuffle.hook`)."""
+    try:
+        from numeric.shuffle.hooks import register_certified_shuffle
+    except ImportError:  # a numeric without the shuffle module
+        return
+
+    def provider(name):
+        def call(*args):
+            require_flint()
+            from .shuffle import hook
+
+            return getattr(hook, name)(*args)
+        return call
+
+    register_certified_shuffle(provider("tv"), provider("delta"), provider("epsilon"))
 
 
 def register_commands(subparsers) -> None:

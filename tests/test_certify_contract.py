@@ -53,6 +53,7 @@ from numeric.mechanisms import (  # noqa: E402
     RandomizedResponse,
 )
 from numeric.mechanisms.base import symmetric_cumulants  # noqa: E402
+from numeric.mechanisms.random_allocation import RandomAllocation  # noqa: E402
 
 DPS = 60  # closed-form references (exact certified brackets are ~1e-39 wide)
 
@@ -135,6 +136,9 @@ CASES = {
                    1 - (1 - mp.mpf(1e-3)) ** 4)),
     PoissonSubsampledGaussian: ([(PoissonSubsampledGaussian(4.0, 0.2), 1)], 0.1,
                                 lambda: _subsampled_one_step(4.0, 0.2, mp.mpf(0.1))),
+    # one round per epoch is the Gaussian with mu = 1/sigma: 3 epochs are mu^2 = 3/4
+    RandomAllocation: ([(RandomAllocation(2.0, 1), 3)], 0.5,
+                       lambda: _gdp(mp.mpf(3) / 4, mp.mpf(0.5))),
 }
 QUADRATURE_DPS = 30  # references by quadrature (brackets from the lattice are ~1e-8 wide)
 

@@ -9,9 +9,11 @@ the generic modules of certify import it, so any certified computation sees the 
 * :mod:`certify.mechanisms.gaussian`: the Gaussian mechanism;
 * :mod:`certify.mechanisms.laplace`: the Laplace mechanism;
 * :mod:`certify.mechanisms.randomized_response`: randomized response and ApproxDP;
-* :mod:`certify.mechanisms.subsampled_gaussian`: the Poisson-subsampled Gaussian.
+* :mod:`certify.mechanisms.subsampled_gaussian`: the Poisson-subsampled Gaussian;
+* :mod:`certify.mechanisms.random_allocation`: random allocation (one shuffled epoch).
 """
 
-from . import gaussian, laplace, randomized_response, subsampled_gaussian
+from . import gaussian, laplace, random_allocation, randomized_response, subsampled_gaussian
 
-__all__ = ["gaussian", "laplace", "randomized_response", "subsampled_gaussian"]
+__all__ = ["gaussian", "laplace", "random_allocation", "randomized_response",
+           "subsampled_gaussian"]
