@@ -118,7 +118,11 @@ def _tv(sigma: float, rounds: int, certified: bool = True) -> tuple[list[float],
     return [value - acc, value + acc], "estimate", {"value": value, "accuracy": acc, "by": how}
 
 
-def _undecided_text() -> str:
+def _undecided_text(method: str = "estimate", interval=None) -> str:
+    if method == "certified":
+        return (f"the certified interval {interval} is too wide to decide (for small sigma the "
+                "lower lattice law of certify.shuffle loses the mass that carries the TV); a "
+                "finer certified law, or a certified lower bound by a test statistic, would")
     return ("a certified one-epoch TV (certify.shuffle, the certify extra) would decide it; the "
             "numeric value is an accurate quadrature with an error estimate, not a bound")
 
@@ -138,7 +142,7 @@ def _berry_esseen_rows(quick: bool) -> list[CheckRow]:
                   f"M = {rounds} (Berry-Esseen bound vs the true TV)",
             paper_value=bound["delta_1"], our_value=[lo, hi], method=method, holds=holds,
             source=_src("Thm 4.1"),
-            undecided="" if holds is not None else _undecided_text(),
+            undecided="" if holds is not None else _undecided_text(method, [lo, hi]),
             details={**det, "bound_over_true": bound["delta_1"] / hi,
                      "in_regime": bound["in_regime"], "regime": bound["regime"]}))
     return rows
@@ -191,7 +195,7 @@ def _impossibility_rows(quick: bool) -> list[CheckRow]:
                   f"(M = {rounds}) forces TV >= (1 - 1/sqrt(4 pi ln M))/2",
             paper_value=floor, our_value=[lo, hi], method=method, holds=holds,
             source=_src("impossibility theorem", "Ertan-van Dijk, arXiv:2601.10237 (EvD-26a)"),
-            undecided="" if holds is not None else _undecided_text(),
+            undecided="" if holds is not None else _undecided_text(method, [lo, hi]),
             details={**det, "threshold": imp["threshold"], "applies": imp["applies"]}))
     return rows
 
