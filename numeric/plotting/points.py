@@ -318,7 +318,8 @@ def tradeoff_data(compositions, *, labels: Sequence[str] | None = None,
                 method="certified", intervals=tuple((r[0], r[3], r[4]) for r in rows),
                 notes=(*notes, "proven for f_prof = sup_eps f_{eps,delta(eps)} (= T(P,Q) for a "
                        "symmetric pair): lower = envelope of the upper ends; upper from the "
-                       "lower ends and monotonicity of delta (numeric.plotting.bands)")))
+                       "lower ends, monotonicity and convexity of delta in e^eps "
+                       "(numeric.plotting.bands)")))
     for mu in mus:
         series.append(Series(f"G_mu, mu = {mu:g}", "reference", tuple(alpha.tolist()),
                              y=tuple(np.asarray(gaussian_tradeoff(mu, alpha)).tolist()),
