@@ -7,6 +7,7 @@
     edgeworth delta   (same flags, --eps E instead of --delta)
     edgeworth epsilon|delta --spec FILE ...      (a TOML composition, see numeric.spec)
     edgeworth demo
+    edgeworth plot tradeoff|delta|steps ...      (figures: numeric.plotting.cli)
 
 Other layers add subcommands through the ``edgeworth.commands`` entry-point group (an object
 called with the argparse subparsers) and methods through ``edgeworth.methods``; numeric never
@@ -38,9 +39,10 @@ from .mechanisms import MECHANISMS, PoissonSubsampledGaussian, RandomizedRespons
 from .methods import DEFAULT_METHOD, METHODS, PLUGIN_ERRORS, load_plugins
 from .methods import delta as delta_by_method
 from .methods import epsilon as epsilon_by_method
+from .plotting.cli import register_command as register_plot
 from .spec import load_spec
 
-__all__ = ["build_parser", "main"]
+__all__ = ["add_mechanism_flags", "build_parser", "main"]
 
 def _param_flags() -> dict[str, list[str]]:
     """Every parameter key of the registered mechanisms, with the mechanisms that take it."""
@@ -86,17 +88,27 @@ def _real(flag: str):
     return conv
 
 
-def _add_query(sub, name: str, target: str, help_text: str) -> None:
-    p = sub.add_parser(name, help=help_text)
+def add_mechanism_flags(p: argparse.ArgumentParser, *, several_specs: bool = False) -> None:
+    """Add --mechanism, --spec, every registered mechanism's parameter flags and --steps
+    (shared by ``epsilon``/``delta`` and ``plot``; ``several_specs``: --spec may repeat)."""
     p.add_argument("--mechanism", choices=sorted(MECHANISMS),
                    help="a registered mechanism (its parameters below)")
-    p.add_argument("--spec", metavar="FILE", help="TOML composition (replaces --mechanism)")
+    if several_specs:
+        p.add_argument("--spec", metavar="FILE", action="append",
+                       help="TOML composition (repeat for several on one figure)")
+    else:
+        p.add_argument("--spec", metavar="FILE", help="TOML composition (replaces --mechanism)")
     for key, users in _param_flags().items():
         helps = sorted({MECHANISMS[u].param_help.get(key, "") for u in users} - {""})
         text = "; ".join(helps) if helps else key
         p.add_argument(f"--{key.replace('_', '-')}", dest=key, type=_real(f"--{key}"),
                        metavar="X", help=f"{text} (for: {', '.join(users)})")
     p.add_argument("--steps", type=_steps, help="number of compositions")
+
+
+def _add_query(sub, name: str, target: str, help_text: str) -> None:
+    p = sub.add_parser(name, help=help_text)
+    add_mechanism_flags(p)
     p.add_argument(f"--{target}", type=_real(f"--{target}"), required=True)
     p.add_argument("--method", default=DEFAULT_METHOD,
                    help="auto (default: exact, else saddlepoint, else certified, else estimate) "
@@ -122,6 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="a representative DP-SGD accounting, side by side")
     demo.set_defaults(handler=_run_demo)
     register_calibrate(sub)
+    register_plot(sub, add_mechanism_flags, _composition)
     from .shuffle.cli import add_commands as register_shuffle
 
     register_shuffle(sub)

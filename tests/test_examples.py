@@ -22,7 +22,9 @@ def _load(name: str):
 def test_every_example_is_tested():
     tested = {"dp_sgd", "heterogeneous_pipeline", "seed_example", "shuffle_worked_example"}
     tested |= {"logistic_noise", "generalized_gaussian_noise"}  # tests/test_derive_examples.py
+    tested |= {"plot_tradeoff", "check_your_formula"}  # tests/test_plot.py
     tested |= {"check_gdp", "check_edgeworth"}  # tests/test_check.py
+    tested |= {"check_shuffle"}  # tests/test_check_shuffle.py
     assert {p.stem for p in EXAMPLES.glob("*.py")} == tested
 
 
