@@ -20,7 +20,8 @@ def _load(name: str):
 
 
 def test_every_example_is_tested():
-    tested = {"dp_sgd", "heterogeneous_pipeline", "seed_example", "shuffle_worked_example"}
+    tested = {"dp_sgd", "heterogeneous_pipeline", "seed_example", "shuffle_worked_example",
+              "poisson_vs_shuffle"}
     tested |= {"logistic_noise", "generalized_gaussian_noise"}  # tests/test_derive_examples.py
     tested |= {"plot_tradeoff", "check_your_formula"}  # tests/test_plot.py
     tested |= {"check_gdp", "check_edgeworth"}  # tests/test_check.py
@@ -45,6 +46,20 @@ def test_seed_example():
     _, exact, gdp, _ = rows[0]
     assert exact == pytest.approx(2.88967273935981121, rel=1e-12)
     assert gdp == pytest.approx(3.13867054858293921, rel=1e-12)
+
+
+def test_poisson_vs_shuffle(capsys, tmp_path):
+    # small parameters: one epoch of M = 20 rounds (the full example: N = 1e5, B = 100, E to 100)
+    pytest.importorskip("matplotlib")
+    rows = _load("poisson_vs_shuffle").main(sigma=2.0, batch_size=10, dataset_size=200,
+                                            epochs=(1,), method="auto",
+                                            output=str(tmp_path / "p.png"))
+    (r,) = rows
+    assert (r["rounds"], r["steps"]) == (20, 20)
+    assert 0 < r["shuffle_epsilon"] < math.inf and 0 < r["poisson_epsilon"] < math.inf
+    assert r["ratio"] == pytest.approx(r["shuffle_epsilon"] / r["poisson_epsilon"], rel=1e-15)
+    assert (tmp_path / "p.png").stat().st_size > 1000
+    assert "random allocation" in capsys.readouterr().out
 
 
 def test_shuffle_worked_example(capsys, tmp_path):
