@@ -40,7 +40,8 @@ Run from the repository root (peers from the ``bench`` extra; a missing peer is 
 fatal)::
 
     python benchmarks/compare_peers.py --quick
-    python benchmarks/compare_peers.py --markdown benchmarks/results/compare_peers.md --json out.json
+    python benchmarks/compare_peers.py --markdown benchmarks/results/compare_peers.md \
+        --json out.json
 
 Options: ``--quick``, ``--markdown FILE``, ``--json FILE``, ``--methods a,b`` (a subset),
 ``--cases TEXT`` (ids containing TEXT), ``--certified-from FILE`` (reuse the certified intervals
@@ -133,7 +134,7 @@ def _ours(case: dict, method: str) -> tuple[Callable[[], dict], list[str]]:
     import numeric
     import numeric.aea
     import numeric.auto
-    import numeric.saddlepoint  # noqa: F401  (modules imported before the timed query)
+    import numeric.saddlepoint
     from numeric.methods import epsilon, load_plugins
 
     if method in ("auto", "certified"):
@@ -304,7 +305,7 @@ def _import_for(method: str) -> None:
     else:
         __import__(PEER_MODULE[PEER_DIST[method]])
         if method.startswith("pld") or method == "rdp":
-            import dp_accounting.pld.pld_privacy_accountant  # noqa: F401
+            import dp_accounting.pld.pld_privacy_accountant
             import dp_accounting.rdp.rdp_privacy_accountant  # noqa: F401
 
 
@@ -433,7 +434,7 @@ def delta_array_speed(n: int = 10**6) -> dict:
     comp = numeric.compose([(numeric.PoissonSubsampledGaussian(1.0, 0.01), 10**4)])
     eps = np.linspace(0.0, 20.0, n)
     numeric.delta(comp, eps[:10], method="aea")  # caches of this composition warm
-    prof = aea_mod._profiles(comp, 2)  # noqa: SLF001 (the benchmark measures the kernel)
+    prof = aea_mod._profiles(comp, 2)
     public, kernel = [], []
     for _ in range(5):
         t = time.perf_counter()

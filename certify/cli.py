@@ -32,6 +32,7 @@ def add_commands(sub) -> None:
     c.add_argument("--time-budget", type=float, default=None, metavar="SECONDS",
                    help="stop methods that would take longer (default: no limit)")
     c.add_argument("--json", action="store_true")
+    c.add_argument("--quiet", action="store_true", help="no progress display on stderr")
     c.set_defaults(handler=_run_certify)
     v = sub.add_parser("verify", help="recompute a certificate and check it")
     v.add_argument("certificate", metavar="CERT.json")
@@ -39,6 +40,7 @@ def add_commands(sub) -> None:
                    help="run the mechanism files a certificate names (each checked against its "
                    "recorded SHA-256 first); without it such certificates are refused")
     v.add_argument("--json", action="store_true")
+    v.add_argument("--quiet", action="store_true", help="no progress display on stderr")
     v.set_defaults(handler=_run_verify)
 
 
