@@ -44,9 +44,11 @@ fatal)::
         --json out.json
 
 Options: ``--quick``, ``--markdown FILE``, ``--json FILE``, ``--methods a,b`` (a subset),
-``--cases TEXT`` (ids containing TEXT), ``--certified-from FILE`` (reuse the certified intervals
-of an earlier ``--json``; labelled), ``--timeout`` seconds per subprocess (default 1800),
-``--warm-cap`` (default 5 s).
+``--cases TEXT`` (ids containing TEXT), ``--reuse FILE`` (repeatable: reuse the results, with
+their timings, of an earlier ``--json`` run, e.g. the certified intervals, which take minutes;
+the Markdown names the files), ``--timeout`` seconds per subprocess (default 1800),
+``--warm-cap`` (default 5 s), ``--cold-repeats N`` (N fresh processes per (case, method); the
+times reported are medians), ``--no-delta-array``.
 """
 
 from __future__ import annotations
@@ -451,25 +453,33 @@ def delta_array_speed(n: int = 10**6) -> dict:
 def run_grid(args: argparse.Namespace) -> dict:
     cases = [c for c in grid(args.quick) if not args.cases or args.cases in c["id"]]
     methods = [m for m in METHODS if m in args.methods]
-    reuse = {}
-    if args.certified_from:
-        with open(args.certified_from, encoding="utf-8") as fh:
+    reuse: dict[tuple[str, str], dict] = {}
+    for path in args.reuse:
+        with open(path, encoding="utf-8") as fh:
             for row in json.load(fh)["rows"]:
-                if "certified" in row["results"]:
-                    reuse[row["case"]["id"]] = {**row["results"]["certified"], "reused": True}
+                for method, res in row["results"].items():
+                    if "error" not in res or "eps" in res:
+                        reuse[row["case"]["id"], method] = {**res, "reused": path}
     missing: dict[str, str] = {}
     rows = []
     started = time.perf_counter()
     for i, case in enumerate(cases):
         row = {"case": case, "results": {}}
         for method in methods:
-            if method == "certified" and case["id"] in reuse:
-                row["results"][method] = reuse[case["id"]]
+            if (case["id"], method) in reuse:
+                row["results"][method] = reuse[case["id"], method]
                 continue
             if method in PEER_DIST and PEER_DIST[method] in missing:
                 row["results"][method] = {"error": missing[PEER_DIST[method]]}
                 continue
             res = _spawn(method, case, args)
+            if args.cold_repeats > 1 and "cold_s" in res:  # medians of fresh processes
+                more = [res] + [_spawn(method, case, args) for _ in range(args.cold_repeats - 1)]
+                for key in ("cold_s", "warm_s", "import_s"):
+                    vals = sorted(r[key] for r in more if key in r)
+                    if vals:
+                        res[key] = vals[len(vals) // 2]
+                        res[key + "_all"] = vals
             if res.get("error", "").startswith("import:") and method in PEER_DIST:
                 missing[PEER_DIST[method]] = res["error"]
             row["results"][method] = res
@@ -480,7 +490,7 @@ def run_grid(args: argparse.Namespace) -> dict:
         rows.append(row)
     out = {"meta": {"python": platform.python_version(), "machine": platform.machine(),
                     "cpus": os.cpu_count(), "versions": _versions(), "quick": args.quick,
-                    "certified_from": args.certified_from,
+                    "reused_from": args.reuse,
                     "wall_s": time.perf_counter() - started},
            "missing": missing, "rows": rows}
     out["honesty"] = honesty(rows)
@@ -516,7 +526,7 @@ def _cell(row: dict, method: str) -> str:
     if method == "certified":
         if iv is None:
             return "-"
-        return f"[{r['lower'][:10]}, {r['upper'][:10]}]" + (" (reused)" if r.get("reused") else "")
+        return f"[{r['lower'][:10]}, {r['upper'][:10]}]"
     text = _fmt_eps(r["eps"])
     if method == "prv":
         text += f" [{r['lower']:.5g}, {r['upper']:.5g}]"
@@ -564,7 +574,7 @@ def markdown(data: dict, command: str) -> str:
         pld = r["results"].get("pld", {}).get("cold_s")
         for m in ("aea", "saddlepoint"):
             own = r["results"].get(m, {}).get("cold_s")
-            cells.append(f"{pld / own:.0f}x" if pld and own else "-")
+            cells.append(f"{pld / own:.3g}x" if pld and own else "-")
         trows.append(cells)
     lines += _table(["case", *(f"{LABELS[m]} cold / warm" for m in methods),
                      "PLD / AEA (cold)", "PLD / saddlepoint (cold)"], trows)
@@ -592,7 +602,9 @@ def markdown(data: dict, command: str) -> str:
         for m in methods:
             res = r["results"].get(m, {})
             if m != "certified" and "eps" in res and verdict(res["eps"], iv) == "unsafe":
-                fails.append(f"- {r['case']['id']}: {LABELS[m]} gives {_fmt_eps(res['eps'])}, "
+                kind = " (an estimate, labelled as one)" if m in ("aea", "saddlepoint") else ""
+                fails.append(f"- {r['case']['id']}: {LABELS[m]}{kind} gives "
+                             f"{_fmt_eps(res['eps'])}, "
                              f"below the exact value in [{iv[0]:.6g}, {iv[1]:.6g}]")
     lines += ["## Peers' failures on cases with exact answers", ""]
     lines += fails or ["- none"]
@@ -605,7 +617,12 @@ def markdown(data: dict, command: str) -> str:
                   f"`numeric.delta(comp, eps, method='aea')` for {d['n']:.0e} eps values: "
                   f"{_fmt_s(d['public_s'])}; its kernel (`q_only_delta` per pair order): "
                   f"{_fmt_s(d['kernel_s'])}; ratio {d['ratio']:.2f} (median of 5).", ""]
-    lines += [f"Total wall time: {data['meta']['wall_s']:.0f} s.", ""]
+    lines += [f"Wall time of this run: {data['meta']['wall_s']:.0f} s."]
+    if data["meta"].get("reused_from"):
+        lines += ["Results reused (with their timings) from earlier runs of the same script: "
+                  + ", ".join(f"`{os.path.basename(p)}`" for p in data["meta"]["reused_from"])
+                  + "."]
+    lines.append("")
     return "\n".join(lines)
 
 
@@ -617,11 +634,14 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--methods", default=",".join(METHODS),
                    help=f"comma-separated subset of {','.join(METHODS)}")
     p.add_argument("--cases", default="", help="only the cases whose id contains this text")
-    p.add_argument("--certified-from", metavar="FILE",
-                   help="reuse the certified intervals of an earlier --json output")
+    p.add_argument("--reuse", metavar="FILE", action="append", default=[],
+                   help="reuse the results of an earlier --json output (repeatable; a result "
+                   "is kept with its timings and marked 'reused' in the JSON)")
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds per subprocess")
     p.add_argument("--warm-cap", type=float, default=5.0,
                    help="no warm repeat after a cold query longer than this (seconds)")
+    p.add_argument("--cold-repeats", type=int, default=1, metavar="N",
+                   help="run each (case, method) in N fresh processes; times are medians")
     p.add_argument("--no-delta-array", action="store_true",
                    help="skip the delta(comp, eps_array) measurement")
     p.add_argument("--worker", nargs=2, metavar=("METHOD", "CASE"), help=argparse.SUPPRESS)
