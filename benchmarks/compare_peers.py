@@ -47,8 +47,9 @@ Options: ``--quick``, ``--markdown FILE``, ``--json FILE``, ``--methods a,b`` (a
 ``--cases TEXT`` (ids containing TEXT), ``--reuse FILE`` (repeatable: reuse the results, with
 their timings, of an earlier ``--json`` run, e.g. the certified intervals, which take minutes;
 the Markdown names the files), ``--timeout`` seconds per subprocess (default 1800),
-``--warm-cap`` (default 5 s), ``--cold-repeats N`` (N fresh processes per (case, method); the
-times reported are medians), ``--no-delta-array``.
+``--warm-cap`` (default 5 s; with ``--json FILE`` the rows measured so far are also kept in
+``FILE.partial`` after every case, for ``--reuse``), ``--cold-repeats N`` (N fresh processes
+per (case, method); the times reported are medians), ``--no-delta-array``.
 """
 
 from __future__ import annotations
@@ -488,6 +489,9 @@ def run_grid(args: argparse.Namespace) -> dict:
                   f"{'  ' + res['error'] if 'error' in res else ''}", file=sys.stderr,
                   flush=True)
         rows.append(row)
+        if args.json:  # after every case: an interrupted run keeps what it measured
+            with open(args.json + ".partial", "w", encoding="utf-8") as fh:
+                json.dump({"rows": rows, "missing": missing}, fh)
     out = {"meta": {"python": platform.python_version(), "machine": platform.machine(),
                     "cpus": os.cpu_count(), "versions": _versions(), "quick": args.quick,
                     "reused_from": args.reuse,
@@ -664,6 +668,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(data, fh, indent=1)
+        if os.path.exists(args.json + ".partial"):
+            os.remove(args.json + ".partial")
     if args.markdown:
         os.makedirs(os.path.dirname(os.path.abspath(args.markdown)), exist_ok=True)
         with open(args.markdown, "w", encoding="utf-8") as fh:
