@@ -30,8 +30,9 @@ diagnostics pass): a warning is issued when AEA is predicted to be more than
 sampled steps, a root deep in the tail, heavy cumulants -- where both expansions break down).
 For eps(delta) the check costs one saddlepoint *delta* evaluation at AEA's eps, turned into an
 eps error by Newton's step with the slope of AEA's own surrogate (:func:`_checked_root`); for
-delta(eps) the two deltas are compared at up to 16 of the eps. Facts true of every answer for a mechanism (e.g. a lattice PLLR) are
-notes in ``details["notes"]``, not warnings, so that ``warnings`` means "check this answer".
+delta(eps) the two deltas are compared at up to 16 of the eps. Facts true of every answer for a
+mechanism (e.g. a lattice PLLR) are notes in ``details["notes"]``, not warnings, so that
+``warnings`` means "check this answer".
 """
 
 from __future__ import annotations
@@ -200,10 +201,12 @@ def _checked_root(comp: Composition, p: _Profile, eps: float, delta: float,
     central difference), the saddlepoint's root lies at eps_A + r / |s| to first order, so AEA's
     relative eps error is predicted as |r| / (|s| eps_A) (Newton's step; the second-order term
     is about (r / s)^2 times the relative curvature of log delta, e.g. 1% of the step when the
-    log-profile is quadratic on the scale eps). A warning is issued when it exceeds
-    :data:`AEA_TOLERANCE`, or when the saddlepoint's own diagnostics fire. Where the slope is
-    not usable (a point-mass profile, eps = 0, a flat or non-finite surrogate) the full
-    saddlepoint eps is compared instead.
+    log-profile is quadratic on the scale eps). Where AEA is wrong its slope can be too (a steep
+    surrogate would understate the error), so the flatter of s and the saddlepoint's own slope,
+    -t at its tilt t (d/d eps of the exponent K(t) - t K'(t) at eps = K'(t)), is used. A warning
+    is issued when the prediction exceeds :data:`AEA_TOLERANCE`, or when the saddlepoint's own
+    diagnostics fire. Where the slope is not usable (a point-mass profile, eps = 0, a flat or
+    non-finite surrogate) the full saddlepoint eps is compared instead.
     """
     h = 1e-3 * p.sigma
     d = comp.delta_part
@@ -227,9 +230,15 @@ def _checked_root(comp: Composition, p: _Profile, eps: float, delta: float,
     if not (slope < 0.0 and math.isfinite(slope)):
         return _checked_against_saddlepoint(eps, lambda: _saddlepoint_epsilon(comp, delta),
                                             "query")
+    # the surrogate's slope is itself wrong where AEA is (e.g. a steep two-sided plug-in): take
+    # the flatter of it and the saddlepoint's, -t at its tilt (d/deps of K(t) - t K'(t) at
+    # eps = K'(t)), so the predicted error is not understated
+    tilt = sp.details.get("saddlepoint", {}).get(sp.direction, {}).get("t", math.nan)
+    if 0.0 < tilt < -slope:
+        slope = -tilt
     rel = abs(r) / (-slope * eps)
     if rel > AEA_TOLERANCE:
-        where = "above" if r > 0 else "below"
+        where = "below" if r > 0 else "above"  # r > 0: the saddlepoint's root lies higher
         return [f"AEA's epsilon is about {100 * rel:.3g}% {where} the saddlepoint's (relative; "
                 f"the saddlepoint's delta at AEA's epsilon is {sp.delta:.4g}, not {delta:g}); the "
                 "saddlepoint is accurate to ~1e-5 where its diagnostics pass (method 'auto' uses "
