@@ -532,7 +532,7 @@ def _cell(row: dict, method: str) -> str:
             return "-"
         return f"[{r['lower'][:10]}, {r['upper'][:10]}]"
     text = _fmt_eps(r["eps"])
-    if method == "prv":
+    if method == "prv" and "lower" in r:
         text += f" [{r['lower']:.5g}, {r['upper']:.5g}]"
     v = verdict(r["eps"], iv)
     if v != "-":
