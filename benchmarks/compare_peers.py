@@ -262,7 +262,8 @@ def _prv(case: dict) -> Callable[[], dict]:
             return [prvs.PoissonSubsampledGaussianMechanism(case["rate"], case["sigma"])], [
                 case["steps"]]
         if kind == "laplace":
-            return [prvs.LaplaceMechanism(case["scale"])], [case["steps"]]
+            # prv_accountant's LaplaceMechanism takes the privacy parameter sensitivity/scale
+            return [prvs.LaplaceMechanism(1.0 / case["scale"])], [case["steps"]]
         if kind == "rr":  # the 2-bucket randomized response is the pure eps0-DP pair
             return [prvs.PureDPMechanism(case["eps0"])], [case["steps"]]
         sig = _hetero_sigmas(case["levels"])
@@ -518,7 +519,7 @@ def run_grid(args: argparse.Namespace) -> dict:
                 json.dump({"rows": rows, "missing": missing}, fh)
     out = {"meta": {"python": platform.python_version(), "machine": platform.machine(),
                     "cpus": os.cpu_count(), "versions": _versions(), "quick": args.quick,
-                    "reused_from": args.reuse,
+                    "reused_from": args.reuse, "notes": args.note,
                     "wall_s": time.perf_counter() - started},
            "missing": missing, "rows": rows}
     out["honesty"] = honesty(rows)
@@ -650,6 +651,7 @@ def markdown(data: dict, command: str) -> str:
         lines += ["Results reused (with their timings) from earlier runs of the same script: "
                   + ", ".join(f"`{os.path.basename(p)}`" for p in data["meta"]["reused_from"])
                   + "."]
+    lines += data["meta"].get("notes", [])
     lines.append("")
     return "\n".join(lines)
 
@@ -665,6 +667,8 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--reuse", metavar="FILE", action="append", default=[],
                    help="reuse the results of an earlier --json output (repeatable; a result "
                    "is kept with its timings and marked 'reused' in the JSON)")
+    p.add_argument("--note", action="append", default=[],
+                   help="a line added at the end of the Markdown (repeatable)")
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds per subprocess")
     p.add_argument("--warm-cap", type=float, default=5.0,
                    help="no warm repeat after a cold query longer than this (seconds)")
