@@ -35,6 +35,7 @@ def add_commands(sub) -> None:
     c.add_argument("--rel-width", type=float, default=None, metavar="R",
                    help="requested relative width of the lattice interval (default 1e-4)")
     c.add_argument("--json", action="store_true")
+    c.add_argument("--quiet", action="store_true", help="no progress display on stderr")
     c.set_defaults(handler=_run_certify)
     v = sub.add_parser("verify", help="recompute a certificate and check it")
     v.add_argument("certificate", metavar="CERT.json")
@@ -42,6 +43,7 @@ def add_commands(sub) -> None:
                    help="run the mechanism files a certificate names (each checked against its "
                    "recorded SHA-256 first); without it such certificates are refused")
     v.add_argument("--json", action="store_true")
+    v.add_argument("--quiet", action="store_true", help="no progress display on stderr")
     v.set_defaults(handler=_run_verify)
 
 

@@ -23,6 +23,10 @@ A method's own ``"vacuous: ..."`` warning is kept as is only when the combined r
 vacuous too; otherwise it is reworded ``"<method> alone was vacuous (...)"``, so a warning
 starting with ``"vacuous:"`` always describes the reported result.
 
+**Progress.** The run is a :func:`numeric.progress.progress` block of one step per method
+(described by the method running), shown only when a front end enabled the display (the command
+line on a terminal); it changes nothing else.
+
 Registered now: ``exact`` (Gaussian, pure DP; :mod:`certify.exact`), ``eeai`` (the Edgeworth
 interval, :mod:`certify.eeai`), ``chernoff`` (:mod:`certify.chernoff`) and ``lattice`` (both ends:
 dominating lattice PLD above, exactly evaluated binned threshold test below;
@@ -38,6 +42,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from numeric.errors import NotApplicable
+from numeric.progress import progress
 
 from .bound import Bound
 from .budget import check_budget_seconds, check_deadline, current_deadline
@@ -157,15 +162,19 @@ def _run(kind: str, composition, x, budget: float | None, rel_width=None) -> Bou
     opts = {"rel_width": check_rel_width(rel_width)}
     results: dict[str, Bound] = {}
     refusals: list[str] = []
-    with budget_block(budget):
-        for m in _run_order():
+    order = _run_order()
+    with budget_block(budget), progress(len(order), "certified") as bar:
+        for m in order:
+            bar.describe(f"certified: {m.name}")
             if m.applies is not None and not m.applies(comp):
+                bar.report()
                 continue
             tight = next((b for name, b in results.items() if name in _CLOSED_FORMS
                           and _relative_width(b) <= TIGHT_ENOUGH), None)
             if tight is not None:  # a closed-form enclosure no discretized method can tighten
                 refusals.append(f"{m.name} (not run: the {tight.lower_method} enclosure is "
                                 f"already {TIGHT_ENOUGH:g}-relative tight)")
+                bar.report()
                 continue
             fn = m.delta_fn if kind == "delta" else m.epsilon_fn
             try:
@@ -179,6 +188,8 @@ def _run(kind: str, composition, x, budget: float | None, rel_width=None) -> Bou
                 # no finite ball, an undecidable comparison, memory): it proves nothing, so it
                 # contributes no end; the other methods' enclosures stand on their own
                 refusals.append(f"{m.name} (could not enclose: {type(exc).__name__}: {exc})")
+            finally:
+                bar.report()
     parts = [(m.name, results[m.name]) for m in CERTIFIED_METHODS if m.name in results]
     what = comp.describe()
     if len(what) > 240:

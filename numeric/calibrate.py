@@ -32,6 +32,7 @@ from typing import Any
 from ._validation import check_count, check_delta, check_positive, check_rate
 from .errors import NotApplicable
 from .mechanisms import PoissonSubsampledGaussian
+from .progress import progress
 from .results import float_up
 
 __all__ = ["Calibration", "calibrate_noise", "calibrate_rate", "calibrate_steps",
@@ -224,8 +225,14 @@ def _calibrate(parameter: str, eps_at, estimate_at, *, target, increasing, lo, h
                     min(tol, 1e-4) / 4, integer)
     guide.run(guess, 80)
     start = guide.passing if guide.passing is not None else guide.failing
-    search = _Search(eps_at, target, increasing, lo, hi, tol, integer)
-    search.run(start if start is not None else guess, MAX_EVALS)
+    with progress(MAX_EVALS, f"calibrate {parameter} ({method})") as bar:
+        def counted(x: float) -> tuple[float, Any]:
+            out = eps_at(x)
+            bar.report()
+            return out
+
+        search = _Search(counted, target, increasing, lo, hi, tol, integer)
+        search.run(start if start is not None else guess, MAX_EVALS)
     notes = []
     if search.passing is None:
         end = lo if increasing else hi
@@ -388,6 +395,7 @@ def register_command(subparsers) -> None:
     p.add_argument("--time-budget", dest="time_budget", default=None,
                    help="seconds per evaluation (certified, auto)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--quiet", action="store_true", help="no progress display on stderr")
     p.set_defaults(handler=_run_calibrate)
 
 

@@ -23,6 +23,7 @@ binary64 number, certified methods the exact rational typed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import sys
@@ -40,6 +41,7 @@ from .methods import DEFAULT_METHOD, METHODS, PLUGIN_ERRORS, load_plugins
 from .methods import delta as delta_by_method
 from .methods import epsilon as epsilon_by_method
 from .plotting.cli import register_command as register_plot
+from .progress import enabled as progress_enabled
 from .spec import load_spec
 
 __all__ = ["add_mechanism_flags", "build_parser", "main"]
@@ -117,6 +119,8 @@ def _add_query(sub, name: str, target: str, help_text: str) -> None:
     p.add_argument("--rel-width", type=float, default=None, metavar="R",
                    help="requested relative width of certified discretized methods (default 1e-4)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress display on stderr (shown only on a terminal, not with --json)")
     p.set_defaults(handler=_run_query, query=name)
 
 
@@ -297,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _progress_display(args):
             # numpy's floating-point RuntimeWarnings (with file paths) are not for users: every
             # result that loses accuracy says so in its own warnings
             warnings.simplefilter("ignore", RuntimeWarning)
@@ -317,6 +321,17 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(1, f"the computation failed: {type(exc).__name__}: {exc}")
     except KeyboardInterrupt:
         return _fail(1, "interrupted")
+
+
+def _progress_display(args) -> contextlib.AbstractContextManager:
+    """Progress bars (:mod:`numeric.progress`) on stderr only when it is a terminal and the
+    answer is for a person: none with ``--json`` or ``--quiet``, or when stderr is not a tty."""
+    quiet = getattr(args, "json", False) or getattr(args, "quiet", False)
+    try:
+        tty = sys.stderr.isatty()
+    except (AttributeError, ValueError):  # a replaced or closed stderr
+        tty = False
+    return contextlib.nullcontext() if quiet or not tty else progress_enabled(sys.stderr)
 
 
 def _fail(status: int, message: str) -> int:

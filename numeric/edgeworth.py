@@ -168,22 +168,51 @@ def _correction_polynomial_cached(
     r"""Power-series coefficients of P(z) = sum_k c_k [He_{k-1}(z) - sum_{j=1}^k C(k,j)
     (-sigma)^{k-j} He_{j-1}(z + sigma)], so that sum_k c_k T_k = phi(z0) P(z0) - C W with
     C = sum_k c_k (-sigma)^k (module docstring). Built once per call; evaluated by Horner."""
-    herme = np.polynomial.hermite_e
-    shift = np.polynomial.Polynomial([sigma, 1.0])
-    total = np.polynomial.Polynomial([0.0])
+    # numpy.polynomial's operations done on plain arrays (np.convolve, padded adds, trailing
+    # zeros trimmed), in the same order and with the same float operations: the same bits,
+    # without its per-operation overhead (a cold query builds this once per composition)
+    shift = np.array([sigma, 1.0])
+    total = np.zeros(1)
     for k, c in items:
-        e_km1 = np.zeros(k)
-        e_km1[k - 1] = 1.0
-        term = np.polynomial.Polynomial(herme.herme2poly(e_km1))
+        term = _herme_power(k - 1)
         for j in range(1, k + 1):
-            e_j = np.zeros(j)
-            e_j[j - 1] = 1.0
-            he_shifted = np.polynomial.Polynomial(herme.herme2poly(e_j))(shift)
-            term = term - comb(k, j) * (-sigma) ** (k - j) * he_shifted
-        total = total + c * term
-    out = total.coef
+            he = _herme_power(j - 1)
+            he_shifted = np.array([he[-1] + 0.0])  # Horner in the polynomial z + sigma
+            for i in range(2, len(he) + 1):
+                he_shifted = _padd(np.array([he[-i]]), _trim(np.convolve(he_shifted, shift)))
+            scaled = _trim(np.convolve(np.array([comb(k, j) * (-sigma) ** (k - j)]), he_shifted))
+            term = _padd(term, -scaled)
+        total = _padd(total, _trim(np.convolve(np.array([c]), term)))
+    out = total
     out.setflags(write=False)  # cached: shared between calls
     return out
+
+
+@lru_cache(maxsize=64)
+def _herme_power(n: int) -> np.ndarray:
+    """Power-series coefficients of He_n (exact small integers; numpy's ``herme2poly``)."""
+    e = np.zeros(n + 1)
+    e[n] = 1.0
+    out = np.polynomial.hermite_e.herme2poly(e)
+    out.setflags(write=False)
+    return out
+
+
+def _trim(c: np.ndarray) -> np.ndarray:
+    """Trailing zeros dropped (at least one entry kept), as numpy.polynomial's ``trimseq``."""
+    n = len(c)
+    while n > 1 and c[n - 1] == 0:
+        n -= 1
+    return c[:n]
+
+
+def _padd(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a + b padded with zeros and trimmed, as numpy.polynomial's ``polyadd``."""
+    if len(a) < len(b):
+        a, b = b, a
+    out = a.copy()
+    out[: len(b)] += b
+    return _trim(out)
 
 
 def q_only_delta(
