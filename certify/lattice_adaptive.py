@@ -82,6 +82,8 @@ from typing import Any
 
 from flint import arb, fmpz_poly
 
+from numeric.progress import progress
+
 from .budget import check_deadline
 from .engine import DEFAULT_PRECISION, endpoints, workprec
 from .lattice_grid import (
@@ -403,18 +405,20 @@ def power(base: Any, m: int, sigma1: float, per_sigma: int, ops: _Ops) -> Any:
     if m < 1:
         raise ValueError(f"count must be >= 1, got {m!r}")
     result, res_n, sq, sq_n = None, 0, base, 1
-    for bit in range(m.bit_length()):
-        check_deadline("in the lattice squarings")
-        if bit:
-            sq = _settle(ops.mul(sq, sq), sigma1 * math.sqrt(2 * sq_n), per_sigma, ops)
-            sq_n *= 2
-        if (m >> bit) & 1:
-            if result is None:
-                result, res_n = sq, sq_n
-            else:
-                a, b = _common(result, sq, ops)
-                res_n += sq_n
-                result = _settle(ops.mul(a, b), sigma1 * math.sqrt(res_n), per_sigma, ops)
+    with progress(m.bit_length(), "lattice squarings") as bar:
+        for bit in range(m.bit_length()):
+            check_deadline("in the lattice squarings")
+            if bit:
+                sq = _settle(ops.mul(sq, sq), sigma1 * math.sqrt(2 * sq_n), per_sigma, ops)
+                sq_n *= 2
+            if (m >> bit) & 1:
+                if result is None:
+                    result, res_n = sq, sq_n
+                else:
+                    a, b = _common(result, sq, ops)
+                    res_n += sq_n
+                    result = _settle(ops.mul(a, b), sigma1 * math.sqrt(res_n), per_sigma, ops)
+            bar.report()
     return result
 
 
