@@ -28,6 +28,8 @@ import pytest
 pytest.importorskip("flint")
 mp = pytest.importorskip("mpmath")
 
+from lattice_contract import laplace_two_fold  # noqa: E402
+
 from certify.cgf import StepCGF  # noqa: E402
 from certify.combine import certified_delta, certified_epsilon  # noqa: E402
 from certify.exact_model import ExactComposition  # noqa: E402
@@ -76,29 +78,6 @@ def _binomial(eps0: mp.mpf, n: int, eps: mp.mpf) -> mp.mpf:
     return total
 
 
-def _laplace_two_fold(mu: mp.mpf, eps: mp.mpf) -> mp.mpf:
-    atoms = ((-mu, mp.exp(-mu) / 2), (mu, mp.mpf(1) / 2))
-
-    def g(s):
-        return max(mp.mpf(0), 1 - mp.exp(eps - s))
-
-    def f(x):
-        return mp.exp((x - mu) / 2) / 4
-
-    def inner(c):
-        k = eps - c
-        pts = [-mu, k, mu] if -mu < k < mu else [-mu, mu]
-        return mp.quad(lambda x: g(c + x) * f(x), pts)
-
-    total = mp.mpf(0)
-    for a, wa in atoms:
-        for b, wb in atoms:
-            total += wa * wb * g(a + b)
-        total += 2 * wa * inner(a)
-    pts = sorted({-mu, mu, *(p for p in (eps - mu, eps + mu) if -mu < p < mu)})
-    return total + mp.quad(lambda x: f(x) * inner(x), pts)
-
-
 def _subsampled_one_step(sigma: float, rate: float, eps: mp.mpf) -> mp.mpf:
     """delta(eps) of one Poisson-subsampled Gaussian step in closed form (both orders).
 
@@ -128,7 +107,7 @@ def _subsampled_one_step(sigma: float, rate: float, eps: mp.mpf) -> mp.mpf:
 CASES = {
     Gaussian: ([(Gaussian(8.0, 0.5), 10)], 0.1,
                lambda: _gdp(10 * (mp.mpf(0.5) / 8) ** 2, mp.mpf(0.1))),
-    Laplace: ([(Laplace(1.0), 2)], 0.6, lambda: _laplace_two_fold(mp.mpf(1), mp.mpf(0.6))),
+    Laplace: ([(Laplace(1.0), 2)], 0.6, lambda: laplace_two_fold(1.0, 0.6)),
     RandomizedResponse: ([(RandomizedResponse(0.5), 5)], 1.0,
                          lambda: _binomial(mp.mpf(0.5), 5, mp.mpf(1))),
     ApproxDP: ([(ApproxDP(0.3, 1e-3), 4)], 0.5,
