@@ -137,8 +137,8 @@ def saddlepoint_delta(composition, eps: float | np.ndarray, order: int = 2, *,
     if np.any(pure > 1.0):
         warns.append("the saddlepoint delta exceeds 1 at some eps; clipped to 1")
     fired = list(warns)
+    fired_note(warns)  # before the lattice note: that note alone is not a fired diagnostic
     lattice_note(comp, warns)
-    fired_note(warns)
     pure = np.clip(pure, 0.0, 1.0)
     d = comp.delta_part
     total = (d + (1.0 - d) * pure).reshape(e.shape)
@@ -220,8 +220,8 @@ def saddlepoint_epsilon(composition, delta: float, order: int = 2, *,
             warns.extend(point_diagnostics(p, direction))
         warns.extend(regime_diagnostics(comp, direction))
     details["diagnostics"] = list(warns)
+    fired_note(warns)  # before the lattice note: that note alone is not a fired diagnostic
     lattice_note(comp, warns)
-    fired_note(warns)
     direction = max(per_dir, key=per_dir.get)
     return EpsilonResult(per_dir[direction], delta, METHOD, estimate, direction, per_dir,
                          tuple(warns), details)
