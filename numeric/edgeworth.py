@@ -39,6 +39,7 @@ from math import comb
 import numpy as np
 from scipy import special
 
+from .errors import NotApplicable
 from .special import SQRT_2PI, normal_hockey_stick
 
 _SQRT_HALF = float(np.sqrt(0.5))
@@ -249,6 +250,12 @@ def two_sided_delta(
 
     Kept as the named variant ``aea-ea`` for checks of the paper; the Q-only form is more
     accurate. ``x_std`` and ``y_std`` are ``(K1, sigma, coeffs)`` of X and Y.
+
+    Raises:
+        NotApplicable: where e^eps (1 - G_X(eps)) is not a finite float: its log,
+            eps - z_x^2/2 + ..., cancels terms of size ~K1_X (e.g. 4e19 for Gaussian steps at a
+            composed mu ~ 4e9), so its rounding error alone overflows exp (a NaN or inf would
+            otherwise reach the root search).
     """
     eps = np.asarray(eps, dtype=float)
     k1y, sy, cy = y_std
@@ -260,7 +267,16 @@ def two_sided_delta(
     with np.errstate(over="ignore"):
         term = np.exp(eps + special.log_ndtr(-zx))
     if cx:
-        term = term + _phi_poly(zx, cx, shift=eps)
+        with np.errstate(over="ignore", invalid="ignore"):
+            term = term + _phi_poly(zx, cx, shift=eps)
+    bad = ~np.isfinite(term)
+    if np.any(bad):
+        at = float(np.asarray(eps * np.ones_like(term))[bad].reshape(-1)[0])
+        raise NotApplicable(
+            f"aea-ea: e^eps (1 - G_X(eps)) is not a finite float at eps={at!r} (its log cancels "
+            f"terms of size |K1_X| = {abs(k1x):.3g}, sd_X = {sx:.3g}: the rounding alone "
+            "overflows exp); the two-sided plug-in cannot answer this query (use 'aea', "
+            "'exact' or a certified method)")
     return sf_y - term
 
 

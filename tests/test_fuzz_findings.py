@@ -12,7 +12,8 @@ import pytest
 
 import numeric
 from numeric.composition import compose
-from numeric.mechanisms import ApproxDP, RandomizedResponse
+from numeric.errors import NotApplicable
+from numeric.mechanisms import ApproxDP, Gaussian, RandomizedResponse
 from numeric.saddlepoint import saddlepoint_delta
 
 
@@ -51,3 +52,30 @@ def test_lattice_note_alone_is_not_a_fired_diagnostic():
     assert any("purely atomic" in w for w in sp.warnings)
     assert not any(w.startswith("diagnostics fired") for w in sp.warnings)
     assert math.isfinite(sp.delta)
+
+
+# (b) Gaussian steps at a composed mu = sqrt(m)/sigma ~ 4.2e9: the tilt t = -1/2 + eps/mu^2
+# is not representable near -1/2 (K'' = mu^2 ~ 1.8e19 times the float spacing 1e-16 is ~1e3), so
+# the saddlepoint answered delta at eps' = K'(t) ~ 1.6e4 instead: 6.6e-112, labelled exact.
+# Reference: the GDP closed form (Dong, Roth, Su 2022, Cor. 2.13) Phi(-eps/mu + mu/2) -
+# e^eps Phi(-eps/mu - mu/2) = 1 to double precision (mpmath, 30 digits).
+def test_saddlepoint_refuses_a_tilt_that_cannot_resolve_eps():
+    comp = compose([(Gaussian(0.006722312797700852), 800596648766318)])
+    eps = 0.016710514165802524
+    with pytest.raises(NotApplicable, match="resolves eps"):
+        saddlepoint_delta(comp, eps)
+    res = numeric.delta(comp, eps)
+    assert res.method == "exact" and res.delta == 1.0
+
+
+# (c) aea-ea raised a plain ValueError (a NaN from an exp overflow in e^eps (1 - G_X)) for
+# Gaussian(0.0014580527240526254) x 179188880615612 steps at delta 8.924e-127.
+def test_aea_ea_overflow_is_not_applicable():
+    comp = compose([(Gaussian(0.0014580527240526254), 179188880615612)])
+    with pytest.raises(NotApplicable, match="aea-ea: e\\^eps"):
+        numeric.epsilon(comp, 8.924e-127, method="aea-ea")
+    # the exact GDP answer is what auto returns: mu = sqrt(m)/sigma = 9.18e9, eps ~ mu^2/2
+    res = numeric.epsilon(comp, 8.924e-127)
+    assert res.method == "exact"
+    mu2 = 179188880615612 / 0.0014580527240526254**2
+    assert _rel(res.epsilon, mu2 / 2) < 1e-6
