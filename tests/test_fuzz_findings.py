@@ -7,14 +7,15 @@ source.
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 
 import pytest
 
 import numeric
 from numeric.composition import compose
 from numeric.errors import NotApplicable
-from numeric.mechanisms import ApproxDP, Gaussian, RandomizedResponse
-from numeric.saddlepoint import saddlepoint_delta
+from numeric.mechanisms import ApproxDP, Gaussian, PoissonSubsampledGaussian, RandomizedResponse
+from numeric.saddlepoint import saddlepoint_delta, saddlepoint_epsilon
 
 
 def _rel(a: float, b: float) -> float:
@@ -79,3 +80,20 @@ def test_aea_ea_overflow_is_not_applicable():
     assert res.method == "exact"
     mu2 = 179188880615612 / 0.0014580527240526254**2
     assert _rel(res.epsilon, mu2 / 2) < 1e-6
+
+
+# (d) one Poisson-subsampled Gaussian step (sigma 0.3493, rate 2.1e-5) at delta 4.38e-15: the
+# tilted expansion is negative at eps = 0 (factor -15.1) and the saddlepoint reported eps = 0
+# (warned), though delta(0) = 1.778e-5 > delta. Reference (mpmath, 40 digits, the closed-form
+# profile of the mixture pair (1-q) N(0, s^2) + q N(1, s^2) vs N(0, s^2) and a root find):
+# delta(0) = 1.77823637172052688e-5, eps(P||Q) = 10.6817988747834183637.
+_SGD_D = PoissonSubsampledGaussian(0.34930123161351057, 2.097736863412277e-05)
+
+
+def test_saddlepoint_does_not_report_eps_zero_where_its_expansion_broke_down():
+    with pytest.raises(NotApplicable, match="cannot tell whether eps = 0"):
+        saddlepoint_epsilon(compose([(_SGD_D, 1)]), 4.382334552278265e-15)
+    res = numeric.epsilon(compose([(_SGD_D, 1)]), 4.382334552278265e-15)
+    assert res.method == "certified"
+    assert res.lower <= Decimal("10.6817988747834183637") <= res.upper
+    assert _rel(res.epsilon, 10.6817988747834183637) < 1e-9
