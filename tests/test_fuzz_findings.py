@@ -7,11 +7,15 @@ source.
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 from decimal import Decimal
 
 import pytest
 
 import numeric
+from numeric import pure_dp
+from numeric.auto import AUTO_TIME_BUDGET
 from numeric.composition import compose
 from numeric.errors import NotApplicable
 from numeric.mechanisms import ApproxDP, Gaussian, PoissonSubsampledGaussian, RandomizedResponse
@@ -97,3 +101,51 @@ def test_saddlepoint_does_not_report_eps_zero_where_its_expansion_broke_down():
     assert res.method == "certified"
     assert res.lower <= Decimal("10.6817988747834183637") <= res.upper
     assert _rel(res.epsilon, 10.6817988747834183637) < 1e-9
+
+
+# (e) auto delta(eps = 0) of approx-DP(0.0566, 0.0292) x 5.2e8 steps: the exact binomial method
+# stopped at 10^7 steps, so auto went on to the certified lattice, which took 21-26 s and 3.3 GB.
+# The binomial sums are now bounded in work and memory from n and eps0 up front (up to 10^15
+# steps), so exact answers; delta = 1 - (1 - d0)^n (1 - pure) = 1 to double precision
+# ((1 - 0.0292)^(5.2e8) = e^(-1.5e7)).
+_RUN_E = r"""
+import resource, sys, time
+resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+import numeric
+from numeric.mechanisms import ApproxDP
+t = time.monotonic()
+r = numeric.delta([(ApproxDP(0.0565597383173176, 0.029184552223030354), 521052466)], 0.0)
+print(r.method, repr(r.delta), time.monotonic() - t,
+      resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def test_auto_huge_binomial_is_bounded_and_exact():
+    out = subprocess.run([sys.executable, "-c", _RUN_E], capture_output=True, text=True,
+                         timeout=120, check=True).stdout.split()
+    assert out[0] == "exact" and float(out[1]) == 1.0
+    assert float(out[2]) < AUTO_TIME_BUDGET
+    assert int(out[3]) < 500 * 1024  # KiB: well under the 2 GiB cap
+
+
+# RR(0.5) x 10^8 at eps = mean + 3 sd = 12260476.27462256 (eps0 = 0.5 makes every lattice point
+# exact): mpmath, 30 digits, the Q-only binomial sum over 36188 terms with loggamma:
+# 0.00134869388693333401916879380725.
+_REF_1E8 = 0.00134869388693333401916879380725
+
+
+@pytest.mark.parametrize("chunk", [None, 1000])
+def test_pure_dp_beyond_ten_million_steps(monkeypatch, chunk):
+    if chunk is not None:  # the chunked sum (windows over 2^18 terms) is the same sum
+        monkeypatch.setattr(pure_dp, "_CHUNK", chunk)
+    d = pure_dp.pure_dp_delta(0.5, 10**8, 12260476.27462256)
+    assert _rel(d, _REF_1E8) < 1e-10
+    e = pure_dp.pure_dp_epsilon(0.5, 10**8, _REF_1E8)
+    assert _rel(e, 12260476.27462256) < 1e-12
+
+
+def test_pure_dp_refuses_an_expensive_sum_naming_the_steps():
+    with pytest.raises(NotApplicable, match=r"steps = 8000000000 at eps0 = 0\.01"):
+        pure_dp.pure_dp_epsilon(0.01, 8 * 10**9, 1e-5)
+    # large eps0 keeps the binomial narrow: 10^15 steps of eps0 = 1e4 answer at once
+    assert pure_dp.pure_dp_epsilon(1e4, 10**15, 1e-5) == pytest.approx(1e19, rel=1e-12)
