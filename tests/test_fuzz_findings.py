@@ -17,7 +17,7 @@ import numeric
 from numeric import pure_dp
 from numeric.auto import AUTO_TIME_BUDGET
 from numeric.composition import compose
-from numeric.errors import NotApplicable
+from numeric.errors import BudgetExceeded, NotApplicable
 from numeric.mechanisms import ApproxDP, Gaussian, PoissonSubsampledGaussian, RandomizedResponse
 from numeric.saddlepoint import saddlepoint_delta, saddlepoint_epsilon
 
@@ -149,3 +149,33 @@ def test_pure_dp_refuses_an_expensive_sum_naming_the_steps():
         pure_dp.pure_dp_epsilon(0.01, 8 * 10**9, 1e-5)
     # large eps0 keeps the binomial narrow: 10^15 steps of eps0 = 1e4 answer at once
     assert pure_dp.pure_dp_epsilon(1e4, 10**15, 1e-5) == pytest.approx(1e19, rel=1e-12)
+
+
+# (f) the subsampled Gaussian refused sigma < 0.05 with a bad-input ValueError at construction
+# (a guard for its cumulant quadrature, whose panels have width sigma). sigma is now valid down
+# to 1e-3 (and below): each method bounds its own cost up front and refuses naming sigma.
+def test_small_sigma_is_valid_input_and_rate_one_is_exact():
+    # rate 1 is the Gaussian mechanism, mu = 1/sigma = 1000: mpmath (40 digits) root of the
+    # GDP profile Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) = 1e-5: 504263.89292065405911
+    res = numeric.epsilon([(PoissonSubsampledGaussian(0.001, 1.0), 1)], 1e-5)
+    assert res.method == "exact"
+    assert _rel(res.epsilon, 504263.89292065405911) < 1e-12
+
+
+@pytest.mark.parametrize("method", ["aea", "aea-ea", "gdp"])
+def test_small_sigma_cumulant_quadrature_refuses_up_front_naming_sigma(method):
+    comp = [(PoissonSubsampledGaussian(0.001, 0.001), 1000)]
+    with pytest.raises(BudgetExceeded, match=r"sigma = 0\.001 is too small"):
+        numeric.epsilon(comp, 1e-5, method=method)
+
+
+def test_small_sigma_clt_is_not_applicable_not_overflow():
+    # p^2 (e^{mu^2} - 1) with mu = 100 overflows a float: math.expm1 raised OverflowError
+    comp = [(PoissonSubsampledGaussian(0.01, 0.001), 1000)]
+    with pytest.raises(NotApplicable, match="central-limit"):
+        numeric.epsilon(comp, 1e-5, method="clt")
+    assert PoissonSubsampledGaussian(0.01, 1e-300).clt_mu_squared() == math.inf
+    # past e^700 in log space: p^2 e^{mu^2} (1 - e^{-mu^2}) with mu^2 = 1000, p = 1e-300
+    mech = PoissonSubsampledGaussian(1000**-0.5, 1e-300)
+    assert mech.clt_mu_squared() == pytest.approx(
+        math.exp(2 * math.log(1e-300) + mech.mu**2), rel=1e-12)

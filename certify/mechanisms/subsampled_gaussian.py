@@ -63,6 +63,7 @@ from numeric.errors import NotApplicable
 from numeric.mechanisms.base import DIRECTION_PQ, DIRECTION_QP
 from numeric.mechanisms.subsampled_gaussian import (
     PoissonSubsampledGaussian,
+    check_quadrature_budget,
     subsampled_gaussian_pllr,
 )
 from numeric.moments import gauss_legendre_panels
@@ -381,7 +382,13 @@ def _exact_sum(sigma: float | Fraction, rate: float | Fraction, k: int) -> arb:
 
 @lru_cache(maxsize=256)  # one per (mu, rate): heterogeneous compositions reuse every grid
 def _float_grid(mu: float, rate: float) -> tuple[np.ndarray, np.ndarray]:
-    """Float rule for E_P[w^s]: log weights (Gauss-Legendre x phi) and log w at the nodes."""
+    """Float rule for E_P[w^s]: log weights (Gauss-Legendre x phi) and log w at the nodes.
+
+    Raises:
+        BudgetExceeded: naming sigma, before allocating, where the rule needs more than the
+            numeric quadrature's node budget (sigma below ~0.0027).
+    """
+    check_quadrature_budget(mu, rate, "the certified Chernoff bound's float guide and others")
     width = min(0.5, 1.0 / mu)
     a, b = -40.0, mu + 40.0
     x, w = gauss_legendre_panels(a, b, math.ceil((b - a) / width), 24)
