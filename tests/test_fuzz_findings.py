@@ -179,3 +179,11 @@ def test_small_sigma_clt_is_not_applicable_not_overflow():
     mech = PoissonSubsampledGaussian(1000**-0.5, 1e-300)
     assert mech.clt_mu_squared() == pytest.approx(
         math.exp(2 * math.log(1e-300) + mech.mu**2), rel=1e-12)
+
+
+def test_a_huge_count_is_refused_without_printing_its_digits():
+    # issue 12 case 7: a 400-digit count was echoed in full (and one over 4300 digits would
+    # raise Python's int-to-str limit instead of the message)
+    for value, digits in ((10**400, "401"), (10**5000, "5001")):
+        with pytest.raises(ValueError, match=f"must lie in .* integer of about {digits} digits"):
+            compose([(Gaussian(1.0), value)])
