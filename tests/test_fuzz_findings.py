@@ -187,3 +187,18 @@ def test_a_huge_count_is_refused_without_printing_its_digits():
     for value, digits in ((10**400, "401"), (10**5000, "5001")):
         with pytest.raises(ValueError, match=f"must lie in .* integer of about {digits} digits"):
             compose([(Gaussian(1.0), value)])
+
+
+# issue 12 case 6: at 10^9 DP-SGD steps (sigma 1, rate 0.01, delta 1e-5) the saddlepoint reported
+# 83595 (warned) while the certified interval is [85578.19, 85578.40] (issue text): the
+# saddlepoint must flag it and auto must return the certified enclosure.
+@pytest.mark.slow  # ~5 s alone (the certified EEAI at 10^9 steps)
+def test_saddlepoint_at_a_billion_steps_is_flagged_and_auto_is_certified():
+    comp = compose([(PoissonSubsampledGaussian(1.0, 0.01), 10**9)])
+    sp = saddlepoint_epsilon(comp, 1e-5)
+    assert sp.details["diagnostics"]
+    res = numeric.epsilon(comp, 1e-5)
+    assert res.method == "certified" and res.certified
+    assert res.lower <= Decimal("85578.40") and Decimal("85578.19") <= res.upper  # overlap
+    assert res.upper - res.lower < Decimal("1")
+    assert res.epsilon == pytest.approx(85578.4, rel=1e-5)
