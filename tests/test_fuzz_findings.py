@@ -202,3 +202,15 @@ def test_saddlepoint_at_a_billion_steps_is_flagged_and_auto_is_certified():
     assert res.lower <= Decimal("85578.40") and Decimal("85578.19") <= res.upper  # overlap
     assert res.upper - res.lower < Decimal("1")
     assert res.epsilon == pytest.approx(85578.4, rel=1e-5)
+
+
+# a pilot fuzz after sigma < 0.05 became valid: the certified EEAI's Arb quadrature of the
+# subsampled-Gaussian moments ran past 60 s under a 30 s budget at sigma = 0.0226 (acb.integral
+# checks no deadline); the certified quadratures now refuse sigma < 0.05 up front, naming it.
+def test_certified_small_sigma_quadratures_refuse_up_front():
+    certify = pytest.importorskip("certify.combine")
+    comp = compose([(Gaussian(0.005831756897298848, 1.5049375669426572), 2),
+                    (PoissonSubsampledGaussian(0.0226046260314731, 0.7008041682830595),
+                     442397279722512)])
+    with pytest.raises(NotApplicable, match=r"sigma = 0\.0226046 < 0\.05"):
+        certify.certified_delta(comp, 0.0001030118629792345, time_budget=30.0)
