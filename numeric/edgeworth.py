@@ -81,11 +81,17 @@ def standardize(kappas: np.ndarray) -> tuple[float, float, dict[int, float]]:
     """Return ``(K1, sigma, {j: lambda_j})`` from summed cumulants ``[K1, K2, ...]``.
 
     Raises:
-        ValueError: if K2 is not positive and finite.
+        ValueError: if fewer than two cumulants are given.
+        NotApplicable: if K2 is not positive and finite (computed cumulants of valid input,
+            e.g. a quadrature variance lost to rounding at a small subsampled-Gaussian sigma;
+            found by the fuzz): the Edgeworth expansion cannot be standardized.
     """
     k = np.asarray(kappas, dtype=float)
-    if len(k) < 2 or not (k[1] > 0.0 and np.isfinite(k[1])):
-        raise ValueError(f"the PLLR variance K2 must be finite and > 0, got {k[1:2]!r}")
+    if len(k) < 2:
+        raise ValueError(f"need the cumulants K1 and K2, got {len(k)}")
+    if not (k[1] > 0.0 and np.isfinite(k[1])):
+        raise NotApplicable(f"the PLLR variance K2 is {float(k[1])!r}, not finite and > 0: the "
+                            "Edgeworth expansion cannot be standardized here")
     sigma = float(np.sqrt(k[1]))
     log_sigma = 0.5 * float(np.log(k[1]))
     lam = {

@@ -214,3 +214,11 @@ def test_certified_small_sigma_quadratures_refuse_up_front():
                      442397279722512)])
     with pytest.raises(NotApplicable, match=r"sigma = 0\.0226046 < 0\.05"):
         certify.certified_delta(comp, 0.0001030118629792345, time_budget=30.0)
+
+
+# the final fuzz: aea-ea raised a plain ValueError ("the PLLR variance K2 must be finite and
+# > 0") for valid input (sigma 0.0112, rate 0.452, 17 steps): now NotApplicable (exit 1)
+def test_zero_quadrature_variance_is_not_applicable():
+    comp = [(PoissonSubsampledGaussian(0.01122203543914122, 0.45205807430878286), 17)]
+    with pytest.raises(NotApplicable, match="K2"):
+        numeric.epsilon(comp, 5.84620389113898e-88, method="aea-ea")
