@@ -58,7 +58,7 @@ EXACT_TOL = 1e-9
 CHEAP_METHODS = ("aea", "aea-ea", "saddlepoint", "gdp", "clt", "exact")
 ALL_METHODS = ("auto", *CHEAP_METHODS)
 ORDER_METHODS = ("auto", "aea", "aea-ea", "saddlepoint")
-DOCUMENTED_LIMITS = ("sigma must be >= 0.05",)
+DOCUMENTED_LIMITS: tuple[str, ...] = ()  # (the subsampled Gaussian's sigma >= 0.05 is gone)
 """ValueError messages for values drawn below a documented limit (a correct answer)."""
 INTERNAL_VALUEERRORS = ("epsilon must be >= 0", "delta values must lie in [0, 1]",
                         "empty interval", "empty enclosure", "Exceeds the limit")

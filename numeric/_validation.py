@@ -101,7 +101,10 @@ def check_count(name: str, value: object, *, minimum: int = 1, maximum: int = 10
     else:
         raise ValueError(f"{name} must be a whole number, got {value!r}")
     if not (minimum <= n <= maximum):
-        raise ValueError(f"{name} must lie in [{minimum}, {maximum}], got {n!r}")
+        shown = (repr(n) if abs(n) < 10**30 else  # no 4300-digit decimal (Python refuses it)
+                 f"{'a negative' if n < 0 else 'an'} integer of about "
+                 f"{int(abs(n).bit_length() * 0.30103) + 1} digits")
+        raise ValueError(f"{name} must lie in [{minimum}, {maximum}], got {shown}")
     return n
 
 

@@ -324,7 +324,7 @@ def calibrate_steps(target_eps: float, delta: float, rate: float, sigma: float, 
         target_eps: Target eps > 0.
         delta: delta in (0, 1).
         rate: Poisson sampling rate in (0, 1].
-        sigma: Noise multiplier >= 0.05.
+        sigma: Noise multiplier > 0.
         method: ``certified`` (default) or another registered method (estimate).
         time_budget: Seconds per evaluation (None: no limit).
         tol: Relative tolerance on steps (adjacent integers end the search first).
@@ -357,7 +357,7 @@ def calibrate_rate(target_eps: float, delta: float, sigma: float, steps: int, *,
     Args:
         target_eps: Target eps > 0.
         delta: delta in (0, 1).
-        sigma: Noise multiplier >= 0.05.
+        sigma: Noise multiplier > 0.
         steps: Number of steps >= 1.
         method: ``certified`` (default) or another registered method (estimate).
         time_budget: Seconds per evaluation (None: no limit).

@@ -39,6 +39,7 @@ from math import comb
 import numpy as np
 from scipy import special
 
+from .errors import NotApplicable
 from .special import SQRT_2PI, normal_hockey_stick
 
 _SQRT_HALF = float(np.sqrt(0.5))
@@ -80,11 +81,17 @@ def standardize(kappas: np.ndarray) -> tuple[float, float, dict[int, float]]:
     """Return ``(K1, sigma, {j: lambda_j})`` from summed cumulants ``[K1, K2, ...]``.
 
     Raises:
-        ValueError: if K2 is not positive and finite.
+        ValueError: if fewer than two cumulants are given.
+        NotApplicable: if K2 is not positive and finite (computed cumulants of valid input,
+            e.g. a quadrature variance lost to rounding at a small subsampled-Gaussian sigma;
+            found by the fuzz): the Edgeworth expansion cannot be standardized.
     """
     k = np.asarray(kappas, dtype=float)
-    if len(k) < 2 or not (k[1] > 0.0 and np.isfinite(k[1])):
-        raise ValueError(f"the PLLR variance K2 must be finite and > 0, got {k[1:2]!r}")
+    if len(k) < 2:
+        raise ValueError(f"need the cumulants K1 and K2, got {len(k)}")
+    if not (k[1] > 0.0 and np.isfinite(k[1])):
+        raise NotApplicable(f"the PLLR variance K2 is {float(k[1])!r}, not finite and > 0: the "
+                            "Edgeworth expansion cannot be standardized here")
     sigma = float(np.sqrt(k[1]))
     log_sigma = 0.5 * float(np.log(k[1]))
     lam = {
@@ -278,6 +285,12 @@ def two_sided_delta(
 
     Kept as the named variant ``aea-ea`` for checks of the paper; the Q-only form is more
     accurate. ``x_std`` and ``y_std`` are ``(K1, sigma, coeffs)`` of X and Y.
+
+    Raises:
+        NotApplicable: where e^eps (1 - G_X(eps)) is NaN (inf - inf or inf * 0): its log,
+            eps - z_x^2/2 + ..., cancels terms of size ~K1_X (e.g. 4e19 for Gaussian steps at a
+            composed mu ~ 4e9), so its rounding error alone overflows exp (a NaN or inf would
+            otherwise reach the root search).
     """
     eps = np.asarray(eps, dtype=float)
     k1y, sy, cy = y_std
@@ -289,7 +302,16 @@ def two_sided_delta(
     with np.errstate(over="ignore"):
         term = np.exp(eps + special.log_ndtr(-zx))
     if cx:
-        term = term + _phi_poly(zx, cx, shift=eps)
+        with np.errstate(over="ignore", invalid="ignore"):
+            term = term + _phi_poly(zx, cx, shift=eps)
+    bad = np.isnan(term)  # (+inf alone, far past the root, just reads as "below the target")
+    if np.any(bad):
+        at = float(np.asarray(eps * np.ones_like(term))[bad].reshape(-1)[0])
+        raise NotApplicable(
+            f"aea-ea: e^eps (1 - G_X(eps)) is not a number at eps={at!r} (its log cancels "
+            f"terms of size |K1_X| = {abs(k1x):.3g}, sd_X = {sx:.3g}: the rounding alone "
+            "overflows exp); the two-sided plug-in cannot answer this query (use 'aea', "
+            "'exact' or a certified method)")
     return sf_y - term
 
 

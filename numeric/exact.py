@@ -30,7 +30,7 @@ from .results import DeltaResult, EpsilonResult
 
 __all__ = ["exact_delta", "exact_epsilon", "exact_family_of"]
 
-_MAX_PURE_STEPS = 10**7
+_MAX_PURE_STEPS = 10**15  # numeric.pure_dp bounds its work from n and eps0 itself
 
 
 def exact_family_of(comp: Composition) -> tuple[str, float, int]:
@@ -73,7 +73,8 @@ def exact_family_of(comp: Composition) -> tuple[str, float, int]:
         )
     steps = sum(c for _, c in active)
     if steps > _MAX_PURE_STEPS:
-        raise NotApplicable(f"exact binomial composition supports up to {_MAX_PURE_STEPS} steps")
+        raise NotApplicable(f"exact binomial composition supports up to {_MAX_PURE_STEPS:.0e} "
+                            f"steps, got {steps}")
     return ("pure", eps0s.pop(), steps)
 
 

@@ -40,7 +40,11 @@ with the Stirling error ``sigma(k) = log k! - log sqrt(2 pi k) - k log k + k`` a
 ``x - nq`` formed from ``tanh(eps0/2)`` or ``n expit(-eps0)`` rather than the large product ``nq``.
 The log-pmf then carries ~1e-15 relative error plus at most ~1e-12 absolute (from the rounding
 of ``q`` itself) over the relevant window at ``n = 10^6..10^7``, where differences of
-``gammaln`` lose 1e-9..1e-8. The lattice points are the correctly rounded products
+``gammaln`` lose 1e-9..1e-8; the rounding of ``q`` moves log Q(j) by about
+``|j - nq| / (q (1 - q)) * 1e-16``, i.e. ~1e-16 z sqrt(n / (q (1 - q))) at z standard deviations
+(~1e-9 at n = 1e12, eps0 ~ 1; less for larger eps0). Beyond 10^7 steps the sums are bounded
+in work (at most 6e5 terms, checked up front from sqrt(n q (1 - q)): NotApplicable beyond) and
+memory (chunks of 2^18 terms). The lattice points are the correctly rounded products
 ``s_j = fl((2j - n) eps0)`` (one rounding), so ``eps = n * eps0`` computed in floats gives exactly
 0, as it does for the exact decimal that ``eps0`` stands for; ``eps - s_j`` is then exact near a
 kink (Sterbenz).
@@ -55,16 +59,24 @@ import numpy as np
 from scipy import special
 
 from ._validation import as_float_array, check_count, check_delta, check_positive
+from .errors import NotApplicable
 
 __all__ = ["pure_dp_delta", "pure_dp_epsilon", "pure_dp_log_delta"]
 
-_MAX_N = 10**7
+_MAX_N = 10**15
 _LOG_2PI = math.log(2.0 * math.pi)
 _LN2 = math.log(2.0)
 # Terms whose log is more than this below a reference term are dropped; by concavity the
-# dropped mass is < 2 e^{-60} * n / 60 < 1e-20 relative (n <= 1e7).
+# dropped mass is < 2 e^{-60} * n / 60 < 1e-20 relative for n <= 1e7 (< 4e-13 at n = 1e15; the
+# window is then bounded by _MAX_WINDOW, i.e. n q (1 - q) <= ~1.9e8, so n is small or eps0 large).
 _WINDOW_DROP = 60.0
-_OFFSETS = 2 ** np.arange(0, 26, dtype=np.int64)  # exponential search steps up to 2^25 > 1e7
+_OFFSETS = 2 ** np.arange(0, 51, dtype=np.int64)  # exponential search steps up to 2^50 > 1e15
+# Work and memory bounds: at most _MAX_WINDOW terms per sum (checked up front from the binomial
+# standard deviation and again on the window found), summed in chunks of _CHUNK terms (a few
+# arrays of _CHUNK floats: ~20 MB of temporaries, whatever n is).
+_MAX_WINDOW = 600_000
+_CHUNK = 1 << 18
+_WINDOW_PER_SD = 4.0 * math.sqrt(2.0 * _WINDOW_DROP)  # both sides, x2 for the search's overshoot
 
 # sigma(k) = log k! - (k + 1/2) log k + k - log(2 pi)/2 for k = 0..30 (sigma(0) unused);
 # computed at 50 digits (C. Loader 2000 tabulates the same values).
@@ -185,10 +197,53 @@ def _logsumexp(a: np.ndarray) -> float:
     return m + math.log(float(np.sum(np.exp(a - m))))
 
 
+def _chunked_logsumexp(f: Callable[[np.ndarray], np.ndarray], lo: int, hi: int) -> float:
+    """``log sum_{j=lo}^{hi} exp(f(j))`` with at most :data:`_CHUNK` terms in memory.
+
+    One chunk (every window at n <= 1e7) is exactly :func:`_logsumexp` of the whole window;
+    longer windows combine the per-chunk logsumexps by a logsumexp (the same sum, regrouped).
+
+    Raises:
+        NotApplicable: if the window holds more than :data:`_MAX_WINDOW` terms (a work bound).
+    """
+    size = hi - lo + 1
+    if size > _MAX_WINDOW:
+        raise NotApplicable(
+            f"exact: the binomial sum needs {size} terms (more than {_MAX_WINDOW}): too many "
+            "steps for the exact binomial composition at this eps0 (use the saddlepoint or a "
+            "certified method)")
+    if size <= _CHUNK:
+        return _logsumexp(f(np.arange(lo, hi + 1, dtype=np.int64)))
+    parts = [_logsumexp(f(np.arange(a, min(a + _CHUNK, hi + 1), dtype=np.int64)))
+             for a in range(lo, hi + 1, _CHUNK)]
+    return _logsumexp(np.array(parts))
+
+
+def _check_work(eps0: float, n: int) -> None:
+    """Refuse up front when the windows would exceed :data:`_MAX_WINDOW` terms.
+
+    The log-terms are within :data:`_WINDOW_DROP` of their maximum over about
+    2 sqrt(2 * 60) binomial standard deviations sqrt(n q (1 - q)) (Gaussian tail of the
+    log-concave binomial), and the exponential search overshoots by up to a factor 2.
+
+    Raises:
+        NotApplicable: naming ``steps`` (n) and ``eps0`` when that estimate is above the bound.
+    """
+    var = float(n) * float(special.expit(eps0)) * float(special.expit(-eps0))
+    width = _WINDOW_PER_SD * math.sqrt(var)
+    if width > _MAX_WINDOW:
+        raise NotApplicable(
+            f"exact: steps = {n} at eps0 = {eps0!r} needs binomial sums over ~{width:.3g} terms "
+            f"(more than {_MAX_WINDOW}; the standard deviation sqrt(n q (1 - q)) grows with the "
+            "steps): too expensive for the exact binomial composition (use the saddlepoint or a "
+            "certified method)")
+
+
 class _RandomizedResponseComposition:
     """Binomial lattice of the n-fold randomized-response PLLR (KOV Thm 3.3); internal helper."""
 
     def __init__(self, eps0: float, n: int) -> None:
+        _check_work(eps0, n)
         self.eps0 = eps0
         self.n = n
         self.nf = float(n)
@@ -305,7 +360,7 @@ class _RandomizedResponseComposition:
 
         j_ref = min(max(j_lo + 1, self.mode), n)
         lo, hi = self.window(terms, j_ref, j_lo, n)
-        return _logsumexp(terms(np.arange(lo, hi + 1, dtype=np.int64)))
+        return _chunked_logsumexp(terms, lo, hi)
 
     def log_shifted_tail(self, k: int) -> float:
         """log B'_k = log sum_{j>=k} Q(j) e^{-(s_j - s_k)} = log(e^{s_k} P(j >= k))."""
@@ -315,7 +370,7 @@ class _RandomizedResponseComposition:
 
         # P(j) = Bin(n, 1 - q) has its mode at n(1-q) <= n/2 < k: the terms decrease on [k, n].
         lo, hi = self.window(terms, k, k, self.n)
-        return _logsumexp(terms(np.arange(lo, hi + 1, dtype=np.int64)))
+        return _chunked_logsumexp(terms, lo, hi)
 
 
 def _profile(eps0: float, n: int, eps: object) -> tuple[np.ndarray, bool]:
@@ -333,7 +388,7 @@ def pure_dp_log_delta(eps0: float, n: int, eps: float | np.ndarray) -> float | n
 
     Args:
         eps0: Per-step privacy parameter, finite and > 0.
-        n: Number of composed steps, a whole number in [1, 10^7].
+        n: Number of composed steps, a whole number in [1, 10^15].
         eps: Privacy parameter(s), finite and >= 0 (scalar or array).
 
     Returns:
@@ -341,6 +396,8 @@ def pure_dp_log_delta(eps0: float, n: int, eps: float | np.ndarray) -> float | n
 
     Raises:
         ValueError: if ``eps0``, ``n`` or any ``eps`` is out of range.
+        NotApplicable: if the binomial sums would exceed their work bound (n q (1 - q) above
+            ~1.9e8: many steps at a small eps0).
     """
     logs, scalar = _profile(eps0, n, eps)
     logs = np.minimum(logs, 0.0)
@@ -358,7 +415,7 @@ def pure_dp_delta(eps0: float, n: int, eps: float | np.ndarray) -> float | np.nd
 
     Args:
         eps0: Per-step privacy parameter, finite and > 0.
-        n: Number of composed steps, a whole number in [1, 10^7].
+        n: Number of composed steps, a whole number in [1, 10^15].
         eps: Privacy parameter(s), finite and >= 0 (scalar or array).
 
     Returns:
@@ -367,6 +424,8 @@ def pure_dp_delta(eps0: float, n: int, eps: float | np.ndarray) -> float | np.nd
 
     Raises:
         ValueError: if ``eps0``, ``n`` or any ``eps`` is out of range.
+        NotApplicable: if the binomial sums would exceed their work bound (n q (1 - q) above
+            ~1.9e8: many steps at a small eps0).
     """
     logs, scalar = _profile(eps0, n, eps)
     out = np.minimum(np.exp(logs), 1.0)
@@ -386,7 +445,7 @@ def pure_dp_epsilon(eps0: float, n: int, delta: float) -> float:
 
     Args:
         eps0: Per-step privacy parameter, finite and > 0.
-        n: Number of composed steps, a whole number in [1, 10^7].
+        n: Number of composed steps, a whole number in [1, 10^15].
         delta: Target delta in (0, 1).
 
     Returns:
@@ -394,6 +453,8 @@ def pure_dp_epsilon(eps0: float, n: int, delta: float) -> float:
 
     Raises:
         ValueError: if ``eps0``, ``n`` or ``delta`` is out of range.
+        NotApplicable: if the binomial sums would exceed their work bound (n q (1 - q) above
+            ~1.9e8: many steps at a small eps0).
     """
     eps0 = check_positive("eps0", eps0)
     n = check_count("n", n, maximum=_MAX_N)

@@ -63,6 +63,7 @@ from numeric.errors import NotApplicable
 from numeric.mechanisms.base import DIRECTION_PQ, DIRECTION_QP
 from numeric.mechanisms.subsampled_gaussian import (
     PoissonSubsampledGaussian,
+    check_quadrature_budget,
     subsampled_gaussian_pllr,
 )
 from numeric.moments import gauss_legendre_panels
@@ -101,10 +102,28 @@ def _gauss_tail_moments(b: arb, imax: int) -> list[arb]:
     return out[: imax + 1]
 
 
+_MAX_QUAD_MU = 20.0
+"""Largest mu = 1/sigma (sigma >= 0.05) of the certified Arb quadratures below: the integrands
+change on a scale 1/mu over [-T, mu + T], and ``acb.integral`` does not check a time budget, so
+beyond it (sigma 0.0226: the EEAI moments ran past 60 s under a 30 s budget; found by the fuzz)
+they refuse up front."""
+
+
+def _check_quadrature_mu(mu: arb, what: str) -> None:
+    """Raise NotApplicable naming sigma where mu > :data:`_MAX_QUAD_MU`."""
+    m = float(mu.mid())
+    if not (m <= _MAX_QUAD_MU):
+        raise NotApplicable(
+            f"{what}: sigma = {1.0 / m:.6g} < {1.0 / _MAX_QUAD_MU:g}: the certified quadrature "
+            f"of the subsampled Gaussian (integrands varying on the scale sigma over "
+            f"[-T, 1/sigma + T]) has no bounded cost there")
+
+
 class SubsampledGaussianLaw:
     """Quadrature of PLLR moments of the Poisson-subsampled Gaussian under P or Q."""
 
     def __init__(self, mu: arb, p: arb, under_q: bool) -> None:
+        _check_quadrature_mu(mu, "subsampled-Gaussian PLLR moments")
         self.mu, self.p, self.q = mu, p, under_q
         self.half = mu * mu / 2
         self.inv_sqrt_2pi = 1 / (2 * arb.pi()).sqrt()
@@ -381,7 +400,13 @@ def _exact_sum(sigma: float | Fraction, rate: float | Fraction, k: int) -> arb:
 
 @lru_cache(maxsize=256)  # one per (mu, rate): heterogeneous compositions reuse every grid
 def _float_grid(mu: float, rate: float) -> tuple[np.ndarray, np.ndarray]:
-    """Float rule for E_P[w^s]: log weights (Gauss-Legendre x phi) and log w at the nodes."""
+    """Float rule for E_P[w^s]: log weights (Gauss-Legendre x phi) and log w at the nodes.
+
+    Raises:
+        BudgetExceeded: naming sigma, before allocating, where the rule needs more than the
+            numeric quadrature's node budget (sigma below ~0.0027).
+    """
+    check_quadrature_budget(mu, rate, "the certified Chernoff bound's float guide and others")
     width = min(0.5, 1.0 / mu)
     a, b = -40.0, mu + 40.0
     x, w = gauss_legendre_panels(a, b, math.ceil((b - a) / width), 24)
@@ -404,8 +429,10 @@ def sg_power_moment(sigma: float | Fraction, rate: float | Fraction, s: arb) -> 
 
     Raises:
         ArithmeticError: if the quadrature does not return a finite real enclosure.
+        NotApplicable: for sigma < 0.05 (:data:`_MAX_QUAD_MU`), before any work.
     """
     mu = 1 / exact_ball(sigma)
+    _check_quadrature_mu(mu, "subsampled-Gaussian E_P[w^s]")
     half = mu * mu / 2
     p = exact_ball(rate)
     c = 1 / (2 * arb.pi()).sqrt()

@@ -51,7 +51,7 @@ from ..moments import (
 from .base import Mechanism, PLLRCumulants, register_cgf_cache, register_mechanism
 from .gaussian import gaussian_cgf_batch
 
-__all__ = ["PoissonSubsampledGaussian", "subsampled_gaussian_pllr"]
+__all__ = ["PoissonSubsampledGaussian", "check_quadrature_budget", "subsampled_gaussian_pllr"]
 
 _TAIL = 40.0
 _MAX_ORDER = 16
@@ -103,11 +103,43 @@ def _xlog1p_minus_x(w: np.ndarray) -> np.ndarray:
     return out
 
 
+_MAX_CUMULANT_NODES = 4_000_000
+"""Memory budget of the cumulant quadrature: nodes of the finer rule (about a dozen arrays of
+this many doubles live at once, ~120 bytes per node: ~0.5 GB). The rule has
+(mu + 80) / min(1/2, 1/mu) panels of 24 nodes, ~24 mu^2: sigma >= ~0.0027 fits."""
+
+
+def _panels(mu: float) -> int:
+    return math.ceil((mu + 2.0 * _TAIL) / min(0.5, 1.0 / mu))
+
+
+def check_quadrature_budget(mu: float, rate: float,
+                            methods: str = "the cumulant-based methods (aea, aea-ea, gdp)") -> None:
+    """Refuse up front, naming sigma, when the 24-node float quadrature on [-40, mu + 40]
+    (panels of width min(1/2, 1/mu); the cumulants here, the certified Chernoff's float guide
+    in certify) would exceed its memory budget.
+
+    Args:
+        mu: 1/sigma.
+        rate: The sampling rate (for the message).
+        methods: What does not apply (for the message).
+
+    Raises:
+        BudgetExceeded: (a NotApplicable) if 24 nodes per panel exceed
+            :data:`_MAX_CUMULANT_NODES`.
+    """
+    nodes = 24 * _panels(mu)
+    if nodes > _MAX_CUMULANT_NODES:
+        raise BudgetExceeded(
+            f"sigma = {1.0 / mu!r} is too small for the subsampled-Gaussian quadrature "
+            f"(rate={rate!r}): it needs {nodes} nodes (panels of width sigma over "
+            f"[-40, 1/sigma + 40]), over its memory budget of {_MAX_CUMULANT_NODES} (sigma >= "
+            f"~0.0027 fits); {methods} do not apply")
+
+
 def _rule(mu: float, nodes: int) -> tuple[np.ndarray, np.ndarray]:
-    width = min(0.5, 1.0 / mu)
     a, b = -_TAIL, mu + _TAIL
-    panels = math.ceil((b - a) / width)
-    return gauss_legendre_panels(a, b, panels, nodes)
+    return gauss_legendre_panels(a, b, _panels(mu), nodes)
 
 
 def _central_cumulants(
@@ -162,6 +194,7 @@ def _means(x: np.ndarray, w: np.ndarray, mu: float, rate: float, L: np.ndarray):
 
 @lru_cache(maxsize=256)
 def _cached_cumulants(mu: float, rate: float, order: int) -> tuple[tuple, tuple]:
+    check_quadrature_budget(mu, rate)
     kx, ky = _quadrature_cumulants(mu, rate, order, 24)
     cx, cy = _quadrature_cumulants(mu, rate, order, 16)
     # Tolerance per order: 1e-9 relative, or 1e-12 in standardized units (kappa_k / kappa_2^{k/2})
@@ -379,8 +412,6 @@ class PoissonSubsampledGaussian(Mechanism):
     def __post_init__(self) -> None:
         object.__setattr__(self, "sigma", check_positive("sigma", self.sigma))
         object.__setattr__(self, "rate", check_rate("rate", self.rate))
-        if self.sigma < 0.05:
-            raise ValueError(f"sigma must be >= 0.05 for quadrature cumulants, got {self.sigma!r}")
 
     @property
     def mu(self) -> float:
@@ -412,5 +443,10 @@ class PoissonSubsampledGaussian(Mechanism):
         return ("gaussian", self.mu**2) if self.rate == 1.0 else None
 
     def clt_mu_squared(self) -> float:
-        """p^2 (e^{mu^2} - 1) (Bu, Dong, Long, Su 2020, Thm 5)."""
-        return self.rate**2 * math.expm1(self.mu**2)
+        """p^2 (e^{mu^2} - 1) (Bu, Dong, Long, Su 2020, Thm 5); inf beyond the float range
+        (small sigma: the CLT method then refuses), computed in log space past e^700."""
+        mu2 = self.mu**2
+        if mu2 <= 700.0:
+            return self.rate**2 * math.expm1(mu2)
+        log_v = 2.0 * math.log(self.rate) + mu2 + math.log1p(-math.exp(-mu2))
+        return math.exp(log_v) if log_v < 709.0 else math.inf

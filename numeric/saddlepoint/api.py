@@ -17,6 +17,7 @@ from .._validation import as_float_array, check_delta, check_order
 from ..cgf import check_supported, resolve_cache
 from ..composition import Composition, compose
 from ..edgeworth import SERIES_ORDERS
+from ..errors import NotApplicable
 from ..mechanisms.base import DIRECTION_QP
 from ..results import DeltaResult, EpsilonResult
 from .diagnostics import (
@@ -53,6 +54,35 @@ def _sup(comp: Composition, direction: str) -> float:
     if direction == DIRECTION_QP:
         return sum(-c * m.pllr_inf() for m, c in comp.terms)
     return sum(c * m.pllr_sup() for m, c in comp.terms)
+
+
+RESOLUTION_MAX = 1e-6
+"""Largest tolerated (1 + |t|) |K'(t) - eps| at the reported tilt (see :func:`_resolution`)."""
+
+
+def _resolution(p: Point, eps: float, direction: str) -> list[str]:
+    r"""The tilt's resolution of eps: a warning when K'(t) at the reported tilt t misses eps.
+
+    delta(eps) is evaluated at the tilt t with K'(t) = eps; t is a float, so where K''(t) is
+    huge (K'' times the spacing of floats near t above the eps of interest, e.g. Gaussian steps
+    at a composed mu ~ 4e9: K'' = mu^2 ~ 1.8e19) the tilt found answers for eps' = K'(t) != eps.
+    Since :math:`\partial_\varepsilon [K(t) - t\varepsilon] = -t` and the Edgeworth factor
+    varies slowly, :math:`(1 + |t|)\,|\varepsilon' - \varepsilon|` estimates the error in
+    log delta: above :data:`RESOLUTION_MAX` a diagnostic fires; above 1 (delta off by a factor
+    e or more) the method refuses.
+
+    Raises:
+        NotApplicable: where the miss is above 1.
+    """
+    miss = (1.0 + abs(p.t)) * abs(p.eps - eps)
+    if not (miss > RESOLUTION_MAX):
+        return []
+    msg = (f"{direction}: the tilt t={p.t!r} resolves eps={eps!r} only as K'(t)={p.eps!r} "
+           f"(K''(t)={p.var:.3g}: the float spacing of t is too coarse)")
+    if miss > 1.0:
+        raise NotApplicable(f"{msg}; the saddlepoint method cannot answer delta at this eps "
+                            "(use 'exact' where it applies, or a certified method)")
+    return [f"{msg}; delta is off by a relative ~{miss:.2g}"]
 
 
 def _delta_search(eps: float) -> Generator[Request, dict, Point | SaturatedError]:
@@ -127,7 +157,8 @@ def saddlepoint_delta(composition, eps: float | np.ndarray, order: int = 2, *,
                 continue
             vals[i] = _exp(p.log_delta) if not math.isnan(p.log_delta) else 0.0
             det[direction].append(point_details(p))
-            for w in [*point_diagnostics(p, direction), *regime_diagnostics(comp, direction)]:
+            for w in [*point_diagnostics(p, direction), *regime_diagnostics(comp, direction),
+                      *_resolution(p, float(flat[i]), direction)]:
                 if w not in warns:
                     warns.append(w)
         per_dir[direction] = vals.reshape(e.shape)
@@ -137,8 +168,8 @@ def saddlepoint_delta(composition, eps: float | np.ndarray, order: int = 2, *,
     if np.any(pure > 1.0):
         warns.append("the saddlepoint delta exceeds 1 at some eps; clipped to 1")
     fired = list(warns)
+    fired_note(warns)  # before the lattice note: that note alone is not a fired diagnostic
     lattice_note(comp, warns)
-    fired_note(warns)
     pure = np.clip(pure, 0.0, 1.0)
     d = comp.delta_part
     total = (d + (1.0 - d) * pure).reshape(e.shape)
@@ -150,7 +181,7 @@ def saddlepoint_delta(composition, eps: float | np.ndarray, order: int = 2, *,
         delta=float(total.reshape(-1)[0]) if scalar else total,
         eps=float(e) if scalar else e,
         method=METHOD,
-        estimate=not is_exact_gaussian(comp),
+        estimate=not is_exact_gaussian(comp) or any("resolves eps" in w for w in fired),
         direction=str(dirs.reshape(-1)[0]) if scalar else dirs,
         per_direction={k: (float(v.reshape(-1)[0]) if scalar else v) for k, v in per_dir.items()},
         warnings=tuple(warns),
@@ -220,8 +251,8 @@ def saddlepoint_epsilon(composition, delta: float, order: int = 2, *,
             warns.extend(point_diagnostics(p, direction))
         warns.extend(regime_diagnostics(comp, direction))
     details["diagnostics"] = list(warns)
+    fired_note(warns)  # before the lattice note: that note alone is not a fired diagnostic
     lattice_note(comp, warns)
-    fired_note(warns)
     direction = max(per_dir, key=per_dir.get)
     return EpsilonResult(per_dir[direction], delta, METHOD, estimate, direction, per_dir,
                          tuple(warns), details)

@@ -128,7 +128,9 @@ def points_batch(comp: Composition, order: int, swap: np.ndarray, t: np.ndarray,
         One :class:`Point` per tilt; where K''(t) is not positive, a point with only t, eps and
         var set (log_delta = -inf; :meth:`Point.checked` refuses it).
     """
-    need = max(2, cumulants_needed(order))
+    # l_3 and l_4 are the diagnostics' inputs at every order (at orders 0 and 1 the series
+    # itself needs fewer: without them a far-from-normal tilted law passed unflagged)
+    need = max(4, cumulants_needed(order))
     k0, d = composed_cgf_batch(comp, swap, t, need + 1, cache)
     ok = d[:, 1] > 0.0
     if ok.all():
