@@ -306,6 +306,11 @@ def aea_delta(
     worst_cancel = 1.0
     for p in profiles:
         vals, cancel = p.evaluate(e, variant)
+        beyond = e >= comp.pllr_sup(p.direction)  # delta is exactly the delta part there
+        if np.any(beyond & (vals > 0.0)):
+            warns.append(f"{p.direction}: the surrogate delta is positive at eps at or beyond the "
+                         "largest privacy loss, where delta is exactly the delta part; set to it")
+            vals = np.where(beyond, 0.0, vals)
         per_dir[p.direction] = vals
         worst_cancel = max(worst_cancel, float(np.max(cancel)))
     stacked = np.stack([per_dir[p.direction] for p in profiles])
@@ -417,6 +422,15 @@ def aea_epsilon(
                 f"{p.direction}: cancellation loses about {math.log10(float(cancel[0])):.0f} digits"
             )
         per_dir[p.direction] = cross.root
+        sup = comp.pllr_sup(p.direction)
+        if cross.root > sup:  # delta(eps) = the delta part beyond ess sup L: eps <= sup
+            warns.append(
+                f"{p.direction}: AEA's root {cross.root:.6g} lies above the largest privacy loss "
+                f"{sup:.6g}, beyond which delta is exactly the delta part; capped there (the "
+                "smooth approximation misplaces this law's tail: use method 'auto' or "
+                "'certified')"
+            )
+            per_dir[p.direction] = sup
     direction = max(per_dir, key=per_dir.get)
     if estimate:
         prof = next(p for p in profiles if p.direction == direction)

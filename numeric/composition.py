@@ -64,6 +64,17 @@ class Composition:
         s = sum(c * math.log1p(-m.delta_part) for m, c in self.terms if m.delta_part > 0.0)
         return 0.0 - math.expm1(s)  # 0.0 (not -0.0) when there is no delta part
 
+    def pllr_sup(self, direction: str = DIRECTION_PQ) -> float:
+        """Essential supremum of the composed privacy loss in ``direction`` (+inf if unbounded).
+
+        delta(eps) equals the composed delta part for every eps at or beyond it, so no method's
+        eps(delta) for a delta above that part can exceed it (the swapped order's PLLR is minus
+        the own one, so its supremum is minus the sum of the infima).
+        """
+        if direction == DIRECTION_QP:
+            return sum(-c * m.pllr_inf() for m, c in self.terms)
+        return sum(c * m.pllr_sup() for m, c in self.terms)
+
     def cumulants(self, order: int, direction: str = DIRECTION_PQ) -> tuple[np.ndarray, np.ndarray]:
         """Summed cumulants ``(K(X), K(Y))`` of orders 1..order for the pair in ``direction``.
 

@@ -222,3 +222,18 @@ def test_zero_quadrature_variance_is_not_applicable():
     comp = [(PoissonSubsampledGaussian(0.01122203543914122, 0.45205807430878286), 17)]
     with pytest.raises(NotApplicable, match="K2"):
         numeric.epsilon(comp, 5.84620389113898e-88, method="aea-ea")
+
+
+def test_aea_never_reports_beyond_the_largest_privacy_loss():
+    # fuzz campaign 2026-12-01 (seed 4242): RR(0.0229) x 10 at delta 9.41e-10, order 3 -- aea
+    # 0.2334 and aea-ea 0.4581 with no warning; the truth is the largest loss 10 eps0 exactly
+    # (delta(eps) = 0 from there on: no mass above it)
+    eps0 = 0.022880604734211697
+    comp = compose([(RandomizedResponse(eps0), 10)])
+    top = 10 * eps0
+    for method in ("aea", "aea-ea"):
+        res = numeric.epsilon(comp, 9.41e-10, method=method, order=3)
+        assert res.epsilon == pytest.approx(top, rel=1e-12)
+        assert any("largest privacy loss" in w for w in res.warnings)
+        d = numeric.delta(comp, [0.5 * top, top, 2 * top], method=method, order=3)
+        assert d.delta[1] == 0.0 and d.delta[2] == 0.0

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._validation import as_float_array, check_delta, check_order
 from ..cgf import check_supported, resolve_cache
-from ..composition import Composition, compose
+from ..composition import compose
 from ..edgeworth import SERIES_ORDERS
 from ..errors import NotApplicable
 from ..mechanisms.base import DIRECTION_QP
@@ -47,13 +47,6 @@ def _exp(x: float) -> float:
 
 
 _ESTIMATE_NOTE = "estimate: the saddlepoint accountant approximates delta(eps); it is not a bound"
-
-
-def _sup(comp: Composition, direction: str) -> float:
-    """ess sup of S in this pair order (the swapped order's PLLR is minus the own one)."""
-    if direction == DIRECTION_QP:
-        return sum(-c * m.pllr_inf() for m, c in comp.terms)
-    return sum(c * m.pllr_sup() for m, c in comp.terms)
 
 
 RESOLUTION_MAX = 1e-6
@@ -131,7 +124,7 @@ def saddlepoint_delta(composition, eps: float | np.ndarray, order: int = 2, *,
     tasks: list[tuple[bool, Generator]] = []
     where: list[tuple[str, int]] = []
     for direction in comp.directions:
-        sup = _sup(comp, direction)
+        sup = comp.pllr_sup(direction)
         for i, x in enumerate(flat):
             if x < sup:
                 tasks.append((direction == DIRECTION_QP, _delta_search(float(x))))
