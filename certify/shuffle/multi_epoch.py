@@ -73,14 +73,15 @@ from fractions import Fraction
 from functools import lru_cache
 
 import numpy as np
-from flint import arb, fmpz, fmpz_poly
+from flint import arb, fmpz_poly
 
 from ..bound import Bound
 from ..budget import check_deadline
 from ..engine import DEFAULT_PRECISION, Endpoint, endpoints, to_arb, workprec
-from ..intpoly import ceil_div_pow2
+from ..intpoly import floor_div_pow2
 from ..lattice import LatticePLD
-from ..lattice_grid import cut_points, sum_above, sum_below
+from ..lattice_grid import TRUNC_BITS, cut_points
+from ..lattice_measure import multiply_lattices
 from ..search import bisect, snap_down, snap_up
 from .law import BITS, LatticeLaw
 from .one_epoch import ASSUMPTIONS, DIRECTIONS, PREC, call_lower_law, one_epoch, put_lower_law
@@ -112,7 +113,8 @@ def default_h(sigma: float, rounds: int, epochs: int) -> float:
     k = math.floor(math.log2(max(mu / (50.0 * epochs), 2.0**-18)))
     return 2.0 ** min(max(k, -18), -8)
 
-_TAU = 1 << 40  # per product, at most 2^-64 of mass moved or deleted at each end
+_TAU = 1 << (BITS - TRUNC_BITS)  # per product, at most 2^-64 of mass moved or deleted at each end
+# (the upper end multiplies with certify.lattice_measure.multiply_lattices, whose cut is the same)
 A_LOWER = ("lower end: a dominated lattice measure (H_mu <= H on [0, inf): size-biased "
            "call-lower law for P||Q, put-lower law for Q||P, atoms moved down onto h Z), "
            "composed with floor rounding; proof in certify.shuffle.multi_epoch")
@@ -160,7 +162,7 @@ def _base(law: LatticeLaw, rounds: int, direction: str, h: float) -> tuple[int, 
 def _multiply(a: tuple[int, fmpz_poly], b: tuple[int, fmpz_poly]) -> tuple[int, fmpz_poly]:
     """Product rescaled with floor; outer tails of mass <= tau deleted (both only lower it)."""
     check_deadline("in the random-allocation lower lattice")
-    prod = (a[1] * b[1]) // fmpz(1 << BITS)
+    prod = floor_div_pow2(a[1] * b[1], BITS)
     low, top = cut_points(prod, _TAU)
     kept = prod.truncate(top + 1)
     if low > 0:
@@ -218,22 +220,23 @@ def _upper_base(law: LatticeLaw, rounds: int, direction: str, h: float, c_max: F
     return lo, [out.get(k, 0) for k in range(lo, hi + 1)], inf
 
 
-def _multiply_up(a: LatticePLD, b: LatticePLD) -> LatticePLD:
-    """Product rescaled with ceil; the high tail (mass <= tau) moved to +inf, the low tail lumped
-    up onto the lowest kept index (each only raises the measure in the order of Lemma 3 of
-    certify.lattice)."""
-    check_deadline("in the random-allocation upper lattice")
-    r = ceil_div_pow2(a.coeffs * b.coeffs, BITS)
-    fa, fb = int(a.coeffs(1)), int(b.coeffs(1))
-    inf = -((-(a.inf * (fb + b.inf) + fa * b.inf)) >> BITS)
-    low, top = cut_points(r, _TAU)
-    inf += sum_above(r, top)
-    lump = sum_below(r, low)
-    kept = r.truncate(top + 1)
-    if low > 0:
-        kept = kept.right_shift(low) + fmpz_poly([lump])
-    return LatticePLD(a.h, BITS, a.offset + b.offset + low, kept, inf, a.count + b.count,
-                      a.direction, max(a.points, b.points), a.products + b.products + 1)
+def _check_direction_and_epochs(direction: str, epochs: int) -> None:
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
+    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+        raise ValueError(f"epochs must be an integer >= 1, got {epochs!r}")
+
+
+def _power(base, epochs: int, multiply):
+    """``base`` composed ``epochs`` times by binary powering with the given product."""
+    acc = None
+    sq = base
+    for bit in range(epochs.bit_length()):
+        if bit:
+            sq = multiply(sq, sq)
+        if (epochs >> bit) & 1:
+            acc = sq if acc is None else multiply(acc, sq)
+    return acc
 
 
 def upper_pld(sigma: float | Fraction, rounds: int, epochs: int, direction: str,
@@ -244,10 +247,7 @@ def upper_pld(sigma: float | Fraction, rounds: int, epochs: int, direction: str,
     Raises:
         ValueError: on bad input.
     """
-    if direction not in DIRECTIONS:
-        raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
-    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
-        raise ValueError(f"epochs must be an integer >= 1, got {epochs!r}")
+    _check_direction_and_epochs(direction, epochs)
     return _upper_cached(sigma, rounds, epochs, direction,
                          default_h(sigma, rounds, epochs) if h is None else h)
 
@@ -257,14 +257,7 @@ def _upper_cached(sigma, rounds: int, epochs: int, direction: str, h: float) -> 
     ep = one_epoch(sigma, rounds)
     off, masses, inf = _upper_base(ep.upper.law, rounds, direction, h, ep.c_max)
     base = LatticePLD(h, BITS, off, fmpz_poly(masses), inf, 1, direction, len(masses))
-    acc = None
-    sq = base
-    for bit in range(epochs.bit_length()):
-        if bit:
-            sq = _multiply_up(sq, sq)
-        if (epochs >> bit) & 1:
-            acc = sq if acc is None else _multiply_up(acc, sq)
-    return acc
+    return _power(base, epochs, multiply_lattices)
 
 
 def epsilon_upper(sigma, rounds: int, epochs: int, delta: arb, h: float | None = None
@@ -309,10 +302,7 @@ def lower_pld(sigma: float | Fraction, rounds: int, epochs: int, direction: str,
     Raises:
         ValueError: on bad input.
     """
-    if direction not in DIRECTIONS:
-        raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
-    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
-        raise ValueError(f"epochs must be an integer >= 1, got {epochs!r}")
+    _check_direction_and_epochs(direction, epochs)
     return _lower_cached(sigma, rounds, epochs, direction,
                          default_h(sigma, rounds, epochs) if h is None else h)
 
@@ -323,13 +313,7 @@ def _lower_cached(sigma, rounds: int, epochs: int, direction: str, h: float) -> 
                                                                                      rounds)
     off, masses = _base(law, rounds, direction, h)
     base = (off, fmpz_poly(masses))
-    acc = None
-    sq = base
-    for bit in range(epochs.bit_length()):
-        if bit:
-            sq = _multiply(sq, sq)
-        if (epochs >> bit) & 1:
-            acc = sq if acc is None else _multiply(acc, sq)
+    acc = _power(base, epochs, _multiply)
     return LatticePLD(h, BITS, acc[0], acc[1], 0, epochs, direction, len(masses))
 
 
