@@ -136,7 +136,7 @@ from .lattice_lower import (
     lower_term,
 )
 from .lattice_measure import LatticePLD, epsilon_upper, multiply_lattices
-from .lattice_steps import lattice_step
+from .lattice_steps import step_assumptions
 from .steps import LatticeStep
 
 __doc__ = (__doc__ or "") + LOWER_DOC
@@ -266,15 +266,7 @@ def _lattices(comp: Composition, h: float | None, bits: int | None) -> dict[str,
 
 
 def _assumptions(comp: Composition) -> tuple[str, ...]:
-    out = [_A_METHOD]
-    if not comp.symmetric:
-        out.append("asymmetric pair: both orders bounded, the larger bound reported")
-    for mech, _ in comp.terms:
-        for d in comp.directions:
-            for a in lattice_step(mech, d).assumptions:
-                if a not in out:
-                    out.append(a)
-    return tuple(out)
+    return (_A_METHOD, *step_assumptions(comp))
 
 
 def _inputs(lats: dict[str, LatticePLD]) -> dict[str, Any]:

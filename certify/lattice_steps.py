@@ -41,6 +41,7 @@ __all__ = [
     "normal_cdf",
     "normal_sf",
     "register_lattice_step",
+    "step_assumptions",
 ]
 
 
@@ -81,3 +82,24 @@ def register_lattice_step(cls: type) -> Callable[[Callable], Callable]:
         return factory
 
     return register
+
+
+def step_assumptions(comp) -> tuple[str, ...]:
+    """The assumptions a lattice bound of ``comp`` rests on, once each: the pair-order note for
+    an asymmetric composition, then every single-step enclosure's own assumptions.
+
+    Args:
+        comp: A :class:`numeric.composition.Composition`.
+
+    Returns:
+        The assumptions, in order of first appearance.
+    """
+    out: list[str] = []
+    if not comp.symmetric:
+        out.append("asymmetric pair: both orders bounded, the larger bound reported")
+    for mech, _ in comp.terms:
+        for d in comp.directions:
+            for a in lattice_step(mech, d).assumptions:
+                if a not in out:
+                    out.append(a)
+    return tuple(out)

@@ -52,7 +52,7 @@ from .lattice_adaptive import (
 from .lattice_grid import bounded_cache, check_params, lattice_terms
 from .lattice_lower import A_LOWER, epsilon_lower
 from .lattice_measure import epsilon_upper
-from .lattice_steps import lattice_step
+from .lattice_steps import step_assumptions
 
 __all__ = [
     "DEFAULT_REL_WIDTH",
@@ -170,16 +170,7 @@ def _laws(comp: Composition, res: Resolution, bits: int, pick) -> tuple[dict, di
 
 
 def _assumptions(comp: Composition) -> tuple[str, ...]:
-    out = [A_TARGET]
-    if not comp.symmetric:
-        out.append("asymmetric pair: both orders bounded, the larger bound reported")
-    for mech, _ in comp.terms:
-        for d in comp.directions:
-            for a in lattice_step(mech, d).assumptions:
-                if a not in out:
-                    out.append(a)
-    out.append(A_LOWER)
-    return tuple(out)
+    return (A_TARGET, *step_assumptions(comp), A_LOWER)
 
 
 def _details(ups: dict, lows: dict, res: Resolution) -> dict[str, Any]:

@@ -105,22 +105,9 @@ class ComposedLoss:
 
         if f(0.0) <= delta:
             return 0.0, 0.0
-        hi = 1.0
-        for _ in range(60):
-            if f(hi) <= delta:
-                break
-            hi *= 2.0
-        else:
+        hi = _smallest_eps_at_most(f, delta, 1.0)
+        if hi == math.inf:
             return math.inf, 0.0
-        lo = 0.0
-        for _ in range(100):
-            mid = 0.5 * (lo + hi)
-            if f(mid) <= delta:
-                hi = mid
-            else:
-                lo = mid
-            if hi - lo <= 1e-12 * hi:
-                break
         # accuracy in eps: the delta accuracy over the slope -d delta/d eps = e^eps P(L > eps)
         d_hi, acc = self.delta(hi, order)
         slope = (f(hi * (1 - 1e-3)) - d_hi) / (hi * 1e-3) if hi > 0 else 0.0
@@ -131,15 +118,17 @@ class ComposedLoss:
         return hi, max(eps_acc, 2.0 * abs(other - hi))
 
 
-def _eps_on(a: np.ndarray, b: np.ndarray, delta: float, start: float) -> float:
-    def f(e: float) -> float:
-        return float(np.sum(np.maximum(a - math.exp(e) * b, 0.0)))
-
-    lo, hi = 0.0, max(start, 1e-6)
+def _smallest_eps_at_most(f, delta: float, start: float) -> float:
+    """Smallest eps >= 0 (to 1e-12 relative, from above) with ``f(eps) <= delta`` for a
+    non-increasing f, bracketing from ``start`` by at most 60 doublings; inf if none brackets."""
+    hi = start
     for _ in range(60):
         if f(hi) <= delta:
             break
         hi *= 2.0
+    else:
+        return math.inf
+    lo = 0.0
     for _ in range(100):
         mid = 0.5 * (lo + hi)
         if f(mid) <= delta:
@@ -149,6 +138,13 @@ def _eps_on(a: np.ndarray, b: np.ndarray, delta: float, start: float) -> float:
         if hi - lo <= 1e-12 * hi:
             break
     return hi
+
+
+def _eps_on(a: np.ndarray, b: np.ndarray, delta: float, start: float) -> float:
+    def f(e: float) -> float:
+        return float(np.sum(np.maximum(a - math.exp(e) * b, 0.0)))
+
+    return _smallest_eps_at_most(f, delta, max(start, 1e-6))
 
 
 def _cdf_and_partial_mean(sigma: float, rounds: int, kap: np.ndarray, sd: float):
