@@ -78,6 +78,15 @@ class Bound:
         x = float(up)
         return math.nextafter(x, math.inf) if mpmath.mpf(x) < up else x
 
+    @property
+    def lower_value(self) -> float:
+        """The lower end as a float rounded down (``-inf`` if unbounded below)."""
+        if not self.lower.is_finite:
+            return -math.inf
+        lo = self.lower_mpf
+        x = float(lo)
+        return math.nextafter(x, -math.inf) if mpmath.mpf(x) > lo else x
+
     def __float__(self) -> float:
         return self.value
 

@@ -29,3 +29,19 @@ def test_a_mass_below_one_unit_rounds_up_to_one_unit():
     # the bug this module fixes: -((-p) // d) on an fmpz_poly truncates toward zero (gives 0)
     up = ceil_div_pow2(flint.fmpz_poly([1, 3, 4, 5]), 2)
     assert [int(c) for c in up.coeffs()] == [1, 1, 1, 2]
+
+
+def test_bound_float_ends_are_rounded_outward():
+    # Bound.lower_value / Bound.value: the float ends of a certified enclosure, rounded outward,
+    # checked against the exact dyadic ends (1/3 +- 2^-80 is not a binary64 number)
+    from fractions import Fraction
+
+    from certify.bound import Bound
+    from certify.engine import Endpoint
+
+    third = (1 << 80) // 3
+    b = Bound("delta", Endpoint(third, -80), Endpoint(third + 1, -80), "test", "test", 128, ())
+    lo, hi = Fraction(third, 1 << 80), Fraction(third + 1, 1 << 80)
+    assert Fraction(b.lower_value) <= lo and Fraction(b.value) >= hi
+    assert Fraction(b.lower_value) > lo - Fraction(1, 1 << 53)  # one float step at most
+    assert Fraction(b.value) < hi + Fraction(1, 1 << 53)

@@ -94,13 +94,14 @@ def _worked_rows() -> list[CheckRow]:
 
 
 def _certified_tv(sigma: float, rounds: int):
-    """A certified one-epoch TV (certify.shuffle) as (lower, upper) floats, or None if absent."""
+    """A certified one-epoch TV (certify.shuffle) as (lower, upper) floats rounded outward, or
+    None if absent."""
     try:
         from ..shuffle.one_epoch import one_epoch_tv
     except ImportError:
         return None
     b = one_epoch_tv(sigma, rounds)
-    return float(b.lower_mpf), float(b.upper_mpf)
+    return b.lower_value, b.value
 
 
 def _tv(sigma: float, rounds: int, certified: bool = True) -> tuple[list[float], str, dict]:
@@ -218,7 +219,7 @@ def _regime_row(quick: bool) -> CheckRow:
         epochs = round(c * c * rounds)
         if tv_bound is not None:
             b = tv_bound(sigma, rounds, epochs)
-            tv = [float(b.lower_mpf), float(b.upper_mpf)]
+            tv = [b.lower_value, b.value]
         else:
             from numeric.shuffle.api import shuffle_tv
 

@@ -18,20 +18,6 @@ from ..bound import Bound
 __all__ = ["HookBound", "delta", "epsilon", "tv"]
 
 
-def _down(b: Bound) -> float:
-    if not b.lower.is_finite:
-        return -math.inf
-    x = float(b.lower_mpf)
-    return math.nextafter(x, -math.inf) if x > b.lower_mpf else x
-
-
-def _up(b: Bound) -> float:
-    if not b.upper.is_finite:
-        return math.inf
-    x = float(b.upper_mpf)
-    return math.nextafter(x, math.inf) if x < b.upper_mpf else x
-
-
 @dataclass(frozen=True)
 class HookBound:
     """A certified enclosure with float ends rounded outward (``bound`` holds the exact ends)."""
@@ -46,7 +32,7 @@ class HookBound:
     def of(cls, b: Bound) -> HookBound:
         method = (b.lower_method if b.lower_method == b.upper_method
                   else f"{b.lower_method} / {b.upper_method}")
-        return cls(_down(b), _up(b), method, b.assumptions, b)
+        return cls(b.lower_value, b.value, method, b.assumptions, b)
 
     def to_dict(self) -> dict[str, Any]:
         """The Bound's dictionary (exact decimal ends) plus ``epsilon`` = the upper end for an
