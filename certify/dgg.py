@@ -175,15 +175,7 @@ def dgg_moment_bound(
     n_a, K4, K3, K3t, lam, eps = (_a(n), _a(K4), _a(K3), _a(K3tilde), _a(lambda3), _a(eps))
     if not (eps > 0 and eps < arb(1) / 3):
         raise ValueError("the DGG parameter eps must lie in (0, 1/3)")
-    skew = 1 if skewed else 0
-    if not skewed:
-        lam = arb(0)
-    al = abs(lam)
-    pi = arb.pi()
-    cpsi = arb(CPSI)
-    c = _dgg_common(n_a, K4, lam, eps, skew)
-    D = c["D"]
-    sn = n_a.sqrt()
+    skew, lam, al, pi, cpsi, c, D, sn = _prologue(n_a, K4, lam, eps, skewed)
     c0 = (arb("14.1961") + arb("67.0415")) * K3t**4 / (16 * pi**4 * n_a**2)
     g = ball_min((2 * eps).sqrt() * (n_a / K4).root(4), 2 * sn / K3t)
     h = arb(3) / 2
@@ -219,6 +211,16 @@ def dgg_moment_bound(
             + skew * (arb("0.054") * al * K3t
                       + arb("0.037") * (c["e3"] if iid else c["e1"]) * lam * lam) / n_a
             + r1)
+
+
+def _prologue(n_a: arb, K4: arb, lam: arb, eps: arb, skewed: bool):
+    """The terms every DGG bound starts from: the skew switch (0 or 1), lambda_3 (0 for unskewed
+    summands), |lambda_3|, pi, C_psi, :func:`_dgg_common` and its D, sqrt(n)."""
+    skew = 1 if skewed else 0
+    if not skewed:
+        lam = arb(0)
+    c = _dgg_common(n_a, K4, lam, eps, skew)
+    return skew, lam, abs(lam), arb.pi(), arb(CPSI), c, c["D"], n_a.sqrt()
 
 
 def _cf_terms(n_a: arb, K3t: arb, al: arb) -> tuple[arb, arb, arb, arb, arb]:
@@ -273,16 +275,8 @@ def dgg_continuity_bound_iid(
     """
     n_a, K4, K3, K3t, lam, kap, eps = (_a(n), _a(K4), _a(K3), _a(K3tilde), _a(lambda3),
                                        _a(kappa), _a(eps))
-    skew = 1 if skewed else 0
-    if not skewed:
-        lam = arb(0)
-    al = abs(lam)
-    pi = arb.pi()
-    cpsi = arb(CPSI)
+    skew, lam, al, pi, cpsi, c, D, sn = _prologue(n_a, K4, lam, eps, skewed)
     t1 = arb(T1_STAR)
-    c = _dgg_common(n_a, K4, lam, eps, skew)
-    D = c["D"]
-    sn = n_a.sqrt()
     c1, c2, c3, c4, J = _cf_terms(n_a, K3t, al)
     h = arb(3) / 2
     u1 = 16 * pi**3 * n_a**2 / K3t**4
@@ -382,16 +376,8 @@ def dgg_continuity_bound_noniid(
         raise ValueError(f"C0 must be > 0, got {C0}")
     if not (p > 0):
         raise ValueError(f"p must be > 0, got {p}")
-    skew = 1 if skewed else 0
-    if not skewed:
-        lam = arb(0)
-    al = abs(lam)
-    pi = arb.pi()
-    cpsi = arb(CPSI)
+    skew, lam, al, pi, cpsi, c, D, sn = _prologue(n_a, K4, lam, eps, skewed)
     t1 = arb(T1_STAR)
-    c = _dgg_common(n_a, K4, lam, eps, skew)
-    D = c["D"]
-    sn = n_a.sqrt()
     c1, c2, c3, c4, J = _cf_terms(n_a, K3t, al)
     delta = (1 - 4 * arb(_CHI1) - (K4 / n_a).sqrt()) / 2
     top = 256 * pi**6 * n_a**4 / K3t**8
