@@ -16,9 +16,14 @@ from .compose import composed_loss
 from .exact import ORDERS, check_pair, delta_from_law, delta_one_epoch, tv_one_epoch
 from .law import one_epoch_law
 
-__all__ = ["METHOD_NAME", "shuffle_delta", "shuffle_epsilon", "shuffle_tv"]
+__all__ = ["METHOD_NAME", "METHOD_NAME_COMPOSED", "shuffle_delta", "shuffle_epsilon",
+           "shuffle_tv"]
 
+#: One epoch (or one round): the exact formula, evaluated in floats with a stated accuracy.
 METHOD_NAME = "shuffle-exact"
+#: E > 1 epochs: the FFT composition of a discretized one-epoch loss -- an estimate (its accuracy
+#: is an error estimate, not a bound), and the name says so.
+METHOD_NAME_COMPOSED = "shuffle-fft-estimate"
 _NOTE_1 = "one epoch: exact Fourier-integral formula (estimated quadrature error in accuracy)"
 _NOTE_E = ("E epochs: one-epoch loss grid (exact cell masses) composed by FFT; accuracy = "
            "2 |value(Delta) - value(2 Delta)| + tails (an error estimate, not a bound)")
@@ -67,15 +72,15 @@ def shuffle_delta(sigma: float, rounds: int, epochs: int, eps: float,
             for o in ORDERS:
                 r = delta_one_epoch(sigma, rounds, eps, o)
                 per[o], acc[o] = r.value, r.accuracy
-        note = _NOTE_1
+        note, method = _NOTE_1, METHOD_NAME
     else:
         comp = composed_loss(sigma, rounds, epochs, cells_per_sd)
         for o in ORDERS:
             per[o], acc[o] = comp.delta(eps, o)
-        note = _NOTE_E
+        note, method = _NOTE_E, METHOD_NAME_COMPOSED
     direction = max(per, key=per.get)
     return DeltaResult(
-        delta=min(per[direction], 1.0), eps=eps, method=METHOD_NAME, estimate=True,
+        delta=min(per[direction], 1.0), eps=eps, method=method, estimate=True,
         direction=direction, per_direction=per,
         details={"accuracy": acc[direction], "per_direction_accuracy": acc, "derivation": note,
                  "pair": "random allocation (H0 all rounds N(0,1); H1 one round N(1/sigma,1))"},
@@ -95,19 +100,19 @@ def shuffle_epsilon(sigma: float, rounds: int, epochs: int, delta: float,
         eps = float(epsilon_mu(math.sqrt(epochs) / sigma, delta))
         per = {"P||Q": eps}
         acc = {"P||Q": 1e-12 * max(eps, 1.0)}
-        note = "rounds = 1: the Gaussian mechanism, mu = sqrt(E)/sigma (exact)"
+        note, method = "rounds = 1: the Gaussian mechanism, mu = sqrt(E)/sigma (exact)", METHOD_NAME
     elif epochs == 1:
         for o in ORDERS:
             per[o], acc[o] = _epsilon_one_epoch(sigma, rounds, delta, o)
-        note = _NOTE_1 + "; eps by bisection on the exact delta(eps)"
+        note, method = _NOTE_1 + "; eps by bisection on the exact delta(eps)", METHOD_NAME
     else:
         comp = composed_loss(sigma, rounds, epochs, cells_per_sd)
         for o in ORDERS:
             per[o], acc[o] = comp.epsilon(delta, o)
-        note = _NOTE_E
+        note, method = _NOTE_E, METHOD_NAME_COMPOSED
     direction = max(per, key=per.get)
     return EpsilonResult(
-        epsilon=per[direction], delta=delta, method=METHOD_NAME, estimate=True,
+        epsilon=per[direction], delta=delta, method=method, estimate=True,
         direction=direction, per_direction=per,
         details={"accuracy": acc[direction], "per_direction_accuracy": acc, "derivation": note,
                  "pair": "random allocation (H0 all rounds N(0,1); H1 one round N(1/sigma,1))"},
