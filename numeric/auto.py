@@ -13,9 +13,10 @@ Policy (the default method everywhere):
    left of the time budget (:data:`AUTO_TIME_BUDGET` seconds for the whole ``auto`` call,
    counted from its start, so the time the exact method and the saddlepoint took is spent):
    every certified method that finishes in time is intersected, the slow ones are reported as
-   not applicable; with less than :data:`MIN_CERTIFIED_SECONDS` left it is not started. The
-   answer carries the exact interval (``lower``/``upper``) and ``certified=True``; its value is
-   the upper end.
+   not applicable; with less than :data:`MIN_CERTIFIED_SECONDS` left it is not started (when
+   the saddlepoint does not apply, the AEA estimate of step 4 is computed before this step, so
+   its time is counted too). The answer carries the exact interval (``lower``/``upper``) and
+   ``certified=True``; its value is the upper end.
 4. **best estimate** -- if nothing above answers (no certify extra, or no certified method
    finished, or only a vacuous enclosure), the saddlepoint estimate, else the AEA estimate,
    each with a warning saying why nothing safer was available.
@@ -175,6 +176,26 @@ def _exact_or_saddlepoint(exact_call, saddlepoint_call, tried: list[str]):
     return None, sp
 
 
+class _Early:
+    """The AEA fallback, computed before the certified step when the saddlepoint does not apply
+    and a deadline is set: its time (the numeric cumulants can take seconds) is then counted in
+    the budget instead of running after the deadline. Its result, or the exception it raised,
+    is kept and used (or re-raised) only if the fallback is reached: the same number, the same
+    behaviour as calling it late."""
+
+    def __init__(self, call) -> None:
+        self.result, self.error = None, None
+        try:
+            self.result = call()
+        except Exception as exc:  # re-raised unchanged by __call__
+            self.error = exc
+
+    def __call__(self):
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
 def _fallback_estimate(sp, aea_call, tried: list[str]):
     if sp is not None:
         note = (f"{_FIRED}; no certified answer was available ({'; '.join(tried[-1:])}); the "
@@ -214,9 +235,12 @@ def auto_epsilon(composition, delta: float, order: int = 2, *,
                                        lambda: saddlepoint_epsilon(comp, delta, order=order), tried)
     if answer is not None:
         return answer
+    aea_call = lambda: aea_epsilon(comp, delta, order=order)  # noqa: E731
+    if sp is None and deadline is not None:
+        aea_call = _Early(aea_call)
     d = _certified("epsilon", comp, delta, deadline, tried, budget)
     if d is None:
-        return _fallback_estimate(sp, lambda: aea_epsilon(comp, delta, order=order), tried)
+        return _fallback_estimate(sp, aea_call, tried)
     fields = _cert_fields(d, sp, tried)
     upper = fields["upper"]
     value = float_up(upper) if upper.is_finite() else math.inf
@@ -249,9 +273,12 @@ def auto_delta(composition, eps, order: int = 2, *,
             return _labelled(sp, note, tried, (note,))
         return _labelled(aea_delta(comp, eps, order=order), note, tried, (note,))
     x = float(e)
+    aea_call = lambda: aea_delta(comp, x, order=order)  # noqa: E731
+    if sp is None and deadline is not None:
+        aea_call = _Early(aea_call)
     d = _certified("delta", comp, x, deadline, tried, budget)
     if d is None:
-        return _fallback_estimate(sp, lambda: aea_delta(comp, x, order=order), tried)
+        return _fallback_estimate(sp, aea_call, tried)
     fields = _cert_fields(d, sp, tried)
     upper = fields["upper"]
     value = min(1.0, float_up(upper)) if upper.is_finite() else 1.0
