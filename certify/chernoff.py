@@ -73,6 +73,7 @@ deadline between steps.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -84,7 +85,7 @@ from numeric.mechanisms.base import DIRECTION_PQ, DIRECTION_QP
 
 from . import mechanisms as _builtin_mechanisms  # noqa: F401  (registers the built-ins)
 from .bound import Bound
-from .budget import check_deadline
+from .budget import check_deadline, require
 from .cgf import INT_ORDER_MAX, StepCGF
 from .engine import DEFAULT_PRECISION, Endpoint, endpoints, to_arb, workprec
 from .mechanisms.subsampled_gaussian import sg_power_moment
@@ -103,6 +104,7 @@ LAMBDA_MAX = 1e5
 """Largest order minus one (alpha - 1) searched; any alpha gives a valid bound."""
 
 _LAMBDA_MIN = 1e-8
+_GOLDEN_STEPS = 80
 _PREC_CAP = 1 << 11
 _SIG_BITS = 12  # alpha - 1 is rounded to this many significant bits (exact, short)
 
@@ -180,8 +182,13 @@ def _argmin_real(obj: Callable[[float], float]) -> float:
     a, b = math.log(_LAMBDA_MIN), math.log(LAMBDA_MAX)
     g = (math.sqrt(5.0) - 1.0) / 2.0
     c, d = b - g * (b - a), a + g * (b - a)
-    fc, fd = f(c), f(d)
-    for _ in range(80):
+    fc = f(c)  # the first evaluation may build caches; the second one is timed
+    start = time.perf_counter()
+    fd = f(d)
+    require(_GOLDEN_STEPS * (time.perf_counter() - start),
+            f"the Chernoff order search ({_GOLDEN_STEPS} evaluations of the floating-point "
+            f"objective)")
+    for _ in range(_GOLDEN_STEPS):
         check_deadline("in the Chernoff order search")
         if fc <= fd:
             b, d, fd = d, c, fc
@@ -269,12 +276,21 @@ def _run(per_direction: Callable[[], dict[str, arb]]) -> tuple[dict[str, arb], i
     """Evaluate every direction's ball at doubling precision until each has 40 relative bits.
 
     Any enclosure is valid; precision only tightens it. At the cap the last result is used.
+    Under a time budget a doubling is refused up front (:func:`certify.budget.require`) when
+    twice the last evaluation's time exceeds the time left: the evaluation (an Arb quadrature
+    for the subsampled Gaussian) cannot check the deadline while it runs, and its cost at least
+    doubles with the precision, so such a step could not have finished in time.
     """
     prec = DEFAULT_PRECISION
+    spent = 0.0
     while True:
         check_deadline("in the Chernoff certified evaluation")
+        if prec > DEFAULT_PRECISION:
+            require(2.0 * spent, f"the Chernoff certified evaluation at {prec} bits")
+        start = time.perf_counter()
         with workprec(prec):
             per = per_direction()
+        spent = time.perf_counter() - start
         ok = all(v.is_finite() and (v.is_zero() or v.rel_accuracy_bits() >= 40)
                  for v in per.values())
         if ok or prec >= _PREC_CAP:
