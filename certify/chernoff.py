@@ -142,6 +142,11 @@ class _Direction:
     def lam_float(self, alpha: float) -> float:
         return sum(c * s.floating(alpha) for s, c in self.steps)
 
+    def cost(self, alpha: float, prec: int) -> float:
+        """Low estimate of the seconds of one ``lam_arb`` at ``prec`` bits (StepCGF.cost)."""
+        per = sum(s.cost(alpha) for s, _ in self.steps if s.cost is not None)
+        return per * max(1.0, prec / 53.0)
+
     def lam_arb(self, alpha: arb) -> arb:
         total = arb(0)
         for s, c in self.steps:
@@ -272,6 +277,16 @@ def _assumptions(dirs: list[_Direction], comp: Composition) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
+def _require_first(dirs: list[_Direction], lams: dict[str, float]) -> None:
+    """Refuse under a budget when the first certified evaluation (an Arb quadrature for the
+    subsampled Gaussian, which cannot check the deadline while it runs) is estimated, from the
+    steps' ``cost`` (a low estimate), to exceed the time left."""
+    est = sum(d.cost(lams[d.direction] + 1.0, DEFAULT_PRECISION) for d in dirs)
+    if est > 0.0:
+        alphas = ", ".join(_alpha_text(lams[d.direction]) for d in dirs)
+        require(est, f"the Chernoff certified evaluation at alpha = {alphas}")
+
+
 def _run(per_direction: Callable[[], dict[str, arb]]) -> tuple[dict[str, arb], int]:
     """Evaluate every direction's ball at doubling precision until each has 40 relative bits.
 
@@ -341,6 +356,7 @@ def chernoff_delta_bound(composition: Any, eps: Any) -> Bound:
             out[d.direction] = b if dp.is_zero() else dp + (1 - dp) * b
         return out
 
+    _require_first(dirs, lams)
     per, prec = _run(per_direction)
     with workprec(prec):  # endpoints at the working precision: keep every bit
         win = max(per, key=lambda k: per[k].upper())
@@ -418,6 +434,7 @@ def chernoff_epsilon_bound(composition: Any, delta: Any) -> Bound:
             out[d.direction] = (d.lam_arb(lam + 1) + _log_c_arb(lam) - t.log()) / lam
         return out
 
+    _require_first(dirs, lams)
     per, prec = _run(per_direction)
     with workprec(prec):
         win = max(per, key=lambda k: per[k].upper())

@@ -153,3 +153,18 @@ def test_approx_dp_many_steps_at_eps_zero_is_small():
 def test_approx_dp_closed_form_oracle():
     # (1 - 0.029)^(5.2e8) underflows: the oracle of the test above
     assert math.exp(520_000_000 * math.log1p(-0.029)) == 0.0
+
+
+# fuzz-like: the subsampled Gaussian at sigma 0.06 and a large order: the first certified
+# quadrature (not interruptible) is estimated from max(1, s) mu^2 and refused up front
+def test_chernoff_first_quadrature_refused_up_front():
+    from certify.chernoff import _Direction, _require_first
+    from certify.mechanisms.subsampled_gaussian import _sg_cgf
+
+    step = _sg_cgf(0.06, 0.3, "P||Q")
+    assert step.cost(3.0) == 0.0  # integer order: the exact binomial sum
+    d = _Direction("P||Q", ((step, 10),))
+    with pytest.raises(BudgetExceeded, match="certified evaluation"), time_budget(0.5):
+        _require_first([d], {"P||Q": 64.5})  # ~18000 units x 2e-4 s = 3.6 s
+    with time_budget(600.0):
+        _require_first([d], {"P||Q": 64.5})
