@@ -168,3 +168,14 @@ def test_chernoff_first_quadrature_refused_up_front():
         _require_first([d], {"P||Q": 64.5})  # ~18000 units x 2e-4 s = 3.6 s
     with time_budget(600.0):
         _require_first([d], {"P||Q": 64.5})
+
+
+# the windowed exact binomial profile at n = 1e9 (a window of ~2e5-7e5 Arb terms per sum)
+def test_exact_binomial_window_keeps_the_budget():
+    from certify.exact import exact_epsilon_bound
+    from numeric.mechanisms import RandomizedResponse
+
+    start = time.monotonic()
+    with pytest.raises(BudgetExceeded, match="exact binomial window"), time_budget(1.0):
+        exact_epsilon_bound([(RandomizedResponse(eps=0.01), 10**9)], 1e-6)
+    assert time.monotonic() - start < 10.0
