@@ -104,8 +104,8 @@ def _certified(kind: str, comp: Composition, x, deadline: float | None, tried: l
     if deadline is not None and "time_budget" in method.options:
         left = deadline - time.monotonic()
         if not (left >= MIN_CERTIFIED_SECONDS):
-            tried.append(f"certified: not run: the exact method and the saddlepoint used the time "
-                         f"budget of {budget:g} s")
+            tried.append(f"certified: not run: the steps before it (exact, saddlepoint, the AEA "
+                         f"fallback) used the time budget of {budget:g} s")
             return None
         options["time_budget"] = left
     fn = method.delta_fn if kind == "delta" else method.epsilon_fn
