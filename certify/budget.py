@@ -6,8 +6,9 @@ certify (the lattice's squarings, convolutions and single-step grids, the EEAI's
 moments and inversion, the Chernoff order search and its certified evaluation, the precision
 loops of :func:`certify.engine.adaptive`) call :func:`check_deadline` between steps, which raises
 :class:`numeric.errors.BudgetExceeded` once the deadline has passed. A method may also refuse up
-front when an estimate of its cost says it cannot finish (:func:`remaining`). Outside a
-``time_budget`` block (or with ``None``) nothing is ever refused: today's unbounded behaviour.
+front when an estimate of its cost says it cannot finish (:func:`require`,
+:func:`remaining`). Outside a ``time_budget`` block (or with ``None``) nothing is ever refused:
+today's unbounded behaviour.
 
 The deadline lives in a :class:`contextvars.ContextVar`, so it follows the computation through
 cached helpers without entering their cache keys, and concurrent callers do not share it. A
@@ -32,6 +33,7 @@ __all__ = [
     "check_deadline",
     "current_deadline",
     "remaining",
+    "require",
     "time_budget",
 ]
 
@@ -128,3 +130,29 @@ def check_deadline(what: str) -> None:
     d = _DEADLINE.get()
     if d is not None and time.monotonic() > d.at:
         raise BudgetExceeded(f"{d.describe()} exceeded ({what})")
+
+
+def require(seconds: float, what: str) -> None:
+    """Refuse up front: raise :class:`~numeric.errors.BudgetExceeded` when a step's estimated
+    cost exceeds the time left (nothing happens outside a budgeted block).
+
+    Call it before a step that cannot check the deadline while it runs (an Arb quadrature, a
+    loop over a size fixed by the inputs). The estimate should be a *low* one (measured on an
+    idle machine, rounded down): a step refused by it could not have finished in time, so the
+    budget only removes methods that would have overrun it. It never changes a number.
+
+    Args:
+        seconds: Estimated cost of the step (seconds; NaN or inf count as too expensive).
+        what: The step and the input that makes it expensive, for the message (``"the lattice
+            re-discretization by a factor r = 4194304"``).
+
+    Raises:
+        BudgetExceeded: ``"time budget of 3 s: <what> needs about 42 s, 2.5 s left"``.
+    """
+    d = _DEADLINE.get()
+    if d is None:
+        return
+    left = d.at - time.monotonic()
+    if not (seconds <= left):
+        raise BudgetExceeded(f"{d.describe()}: {what} needs about {seconds:.3g} s, "
+                             f"{max(left, 0.0):.3g} s left")

@@ -43,12 +43,17 @@ class StepCGF:
         certified: Arb enclosure at an exact alpha (a ball), at the current precision.
         integer_only: True if only integer orders are certified.
         note: The formula and its source, for the bound's assumptions.
+        cost: Optional *low* estimate of the seconds one ``certified`` call at order alpha
+            costs at 53 bits (None: negligible). Under a time budget the Chernoff evaluation
+            is refused up front when the estimated cost exceeds the time left
+            (:func:`certify.budget.require`); it never changes a number.
     """
 
     floating: Callable[[float], float]
     certified: Callable[[arb], arb]
     integer_only: bool
     note: str
+    cost: Callable[[float], float] | None = None
 
 
 def logaddexp(a: float, b: float) -> float:

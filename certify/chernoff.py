@@ -73,6 +73,7 @@ deadline between steps.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -84,7 +85,7 @@ from numeric.mechanisms.base import DIRECTION_PQ, DIRECTION_QP
 
 from . import mechanisms as _builtin_mechanisms  # noqa: F401  (registers the built-ins)
 from .bound import Bound
-from .budget import check_deadline
+from .budget import check_deadline, require
 from .cgf import INT_ORDER_MAX, StepCGF
 from .engine import DEFAULT_PRECISION, Endpoint, endpoints, to_arb, workprec
 from .mechanisms.subsampled_gaussian import sg_power_moment
@@ -103,6 +104,7 @@ LAMBDA_MAX = 1e5
 """Largest order minus one (alpha - 1) searched; any alpha gives a valid bound."""
 
 _LAMBDA_MIN = 1e-8
+_GOLDEN_STEPS = 80
 _PREC_CAP = 1 << 11
 _SIG_BITS = 12  # alpha - 1 is rounded to this many significant bits (exact, short)
 
@@ -139,6 +141,11 @@ class _Direction:
 
     def lam_float(self, alpha: float) -> float:
         return sum(c * s.floating(alpha) for s, c in self.steps)
+
+    def cost(self, alpha: float, prec: int) -> float:
+        """Low estimate of the seconds of one ``lam_arb`` at ``prec`` bits (StepCGF.cost)."""
+        per = sum(s.cost(alpha) for s, _ in self.steps if s.cost is not None)
+        return per * max(1.0, prec / 53.0)
 
     def lam_arb(self, alpha: arb) -> arb:
         total = arb(0)
@@ -180,8 +187,13 @@ def _argmin_real(obj: Callable[[float], float]) -> float:
     a, b = math.log(_LAMBDA_MIN), math.log(LAMBDA_MAX)
     g = (math.sqrt(5.0) - 1.0) / 2.0
     c, d = b - g * (b - a), a + g * (b - a)
-    fc, fd = f(c), f(d)
-    for _ in range(80):
+    fc = f(c)  # the first evaluation may build caches; the second one is timed
+    start = time.perf_counter()
+    fd = f(d)
+    require(_GOLDEN_STEPS * (time.perf_counter() - start),
+            f"the Chernoff order search ({_GOLDEN_STEPS} evaluations of the floating-point "
+            f"objective)")
+    for _ in range(_GOLDEN_STEPS):
         check_deadline("in the Chernoff order search")
         if fc <= fd:
             b, d, fd = d, c, fc
@@ -265,16 +277,35 @@ def _assumptions(dirs: list[_Direction], comp: Composition) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
+def _require_first(dirs: list[_Direction], lams: dict[str, float]) -> None:
+    """Refuse under a budget when the first certified evaluation (an Arb quadrature for the
+    subsampled Gaussian, which cannot check the deadline while it runs) is estimated, from the
+    steps' ``cost`` (a low estimate), to exceed the time left."""
+    est = sum(d.cost(lams[d.direction] + 1.0, DEFAULT_PRECISION) for d in dirs)
+    if est > 0.0:
+        alphas = ", ".join(_alpha_text(lams[d.direction]) for d in dirs)
+        require(est, f"the Chernoff certified evaluation at alpha = {alphas}")
+
+
 def _run(per_direction: Callable[[], dict[str, arb]]) -> tuple[dict[str, arb], int]:
     """Evaluate every direction's ball at doubling precision until each has 40 relative bits.
 
     Any enclosure is valid; precision only tightens it. At the cap the last result is used.
+    Under a time budget a doubling is refused up front (:func:`certify.budget.require`) when
+    twice the last evaluation's time exceeds the time left: the evaluation (an Arb quadrature
+    for the subsampled Gaussian) cannot check the deadline while it runs, and its cost at least
+    doubles with the precision, so such a step could not have finished in time.
     """
     prec = DEFAULT_PRECISION
+    spent = 0.0
     while True:
         check_deadline("in the Chernoff certified evaluation")
+        if prec > DEFAULT_PRECISION:
+            require(2.0 * spent, f"the Chernoff certified evaluation at {prec} bits")
+        start = time.perf_counter()
         with workprec(prec):
             per = per_direction()
+        spent = time.perf_counter() - start
         ok = all(v.is_finite() and (v.is_zero() or v.rel_accuracy_bits() >= 40)
                  for v in per.values())
         if ok or prec >= _PREC_CAP:
@@ -325,6 +356,7 @@ def chernoff_delta_bound(composition: Any, eps: Any) -> Bound:
             out[d.direction] = b if dp.is_zero() else dp + (1 - dp) * b
         return out
 
+    _require_first(dirs, lams)
     per, prec = _run(per_direction)
     with workprec(prec):  # endpoints at the working precision: keep every bit
         win = max(per, key=lambda k: per[k].upper())
@@ -402,6 +434,7 @@ def chernoff_epsilon_bound(composition: Any, delta: Any) -> Bound:
             out[d.direction] = (d.lam_arb(lam + 1) + _log_c_arb(lam) - t.log()) / lam
         return out
 
+    _require_first(dirs, lams)
     per, prec = _run(per_direction)
     with workprec(prec):
         win = max(per, key=lambda k: per[k].upper())

@@ -57,13 +57,15 @@ A mechanism without certified moments makes the method inapplicable
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
-from flint import arb
+from flint import arb, ctx
 
 from numeric.composition import Composition, compose
 
 from .bound import Bound
+from .budget import require
 from .dgg import dgg_continuity_bound_iid, dgg_moment_bound
 from .eeai_bounds import (
     METHODS,
@@ -217,14 +219,26 @@ def _accurate(profiles: list[_Profile]) -> bool:
 
 
 def _setup(comp: Composition, methods: tuple[str, ...], prec: int | None):
-    """Profiles and delta part at the first precision where the moments are accurate."""
+    """Profiles and delta part at the first precision where the moments are accurate.
+
+    Under a time budget a precision doubling is refused up front (:func:`certify.budget.require`)
+    when twice the last pass's time exceeds the time left: the per-step moments are Arb
+    quadratures that cannot check the deadline while they run, and their cost at least doubles
+    with the precision, so such a pass could not have finished in time (no number changes).
+    """
     holder: dict[str, object] = {}
+    spent: list[float] = []
 
     def compute() -> arb:
+        if spent:
+            require(2.0 * spent[-1], f"the EEAI per-step moments at {ctx.prec} bits")
+        start = time.perf_counter()
         profiles = _profiles(comp, methods)
         holder["profiles"] = profiles
         holder["ok"] = _accurate(profiles)
-        return composed_delta_part(comp)
+        out = composed_delta_part(comp)
+        spent.append(time.perf_counter() - start)
+        return out
 
     d, bits = adaptive(compute, start=prec or DEFAULT_PRECISION, cap=MAX_PRECISION,
                        accept=lambda x: bool(holder.get("ok")) and x.is_finite())

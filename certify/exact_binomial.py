@@ -86,6 +86,7 @@ from typing import Any
 import numpy as np
 from flint import arb, ctx
 
+from .budget import check_deadline, require
 from .engine import UndecidableError
 from .exact_model import ExactReal, as_ball
 from .exact_profiles import MAX_BINOMIAL_STEPS, PureProfile
@@ -109,6 +110,10 @@ REANCHOR = 4096
 """Steps of the ratio recurrence between two lgamma anchors."""
 
 _EXTRA_NATS = 30.0
+_TERM_SECONDS = 2e-6
+"""Low estimate of the seconds one window term of :meth:`WindowedBinomialProfile.sums` costs (a few
+Arb products; measured ~5-10 us): under a time budget a window that cannot fit is refused up
+front, and the loop checks the deadline at every re-anchoring (issue 12). No number changes."""
 
 
 def pure_profile(terms: tuple[tuple[ExactReal, int], ...]) -> PureProfile:
@@ -244,6 +249,8 @@ class WindowedBinomialProfile(PureProfile):
         segs = sorted([(aq, bq), (ag, bg)])
         if segs[1][0] <= segs[0][1] + 1:
             segs = [(segs[0][0], max(segs[0][1], segs[1][1]))]
+        size = sum(hi - lo + 1 for lo, hi in segs)
+        require(size * _TERM_SECONDS, f"the exact binomial window of {size} terms (n = {n})")
         d_sum, g_sum = arb(0), arb(0)
         ends: dict[tuple[str, int], arb] = {}
         for lo, hi in segs:
@@ -252,6 +259,7 @@ class WindowedBinomialProfile(PureProfile):
             w = -((-2 * (lo - c) * e0).expm1())  # 1 - z^{j-c}
             for j in range(lo, hi + 1):
                 if j > lo and (j - lo) % REANCHOR == 0:
+                    check_deadline("in the exact binomial window")
                     q = q.intersection(self._anchor(j, st))
                 if aq <= j <= bq:
                     d_sum += q * w

@@ -84,7 +84,7 @@ from flint import arb, fmpz_poly
 
 from numeric.progress import progress
 
-from .budget import check_deadline
+from .budget import check_deadline, require
 from .engine import DEFAULT_PRECISION, endpoints, workprec
 from .lattice_grid import (
     TRUNC_BITS,
@@ -114,6 +114,10 @@ __all__ = [
 ]
 
 _WEIGHT_BITS = 64
+_COARSEN_SECONDS = 1e-5
+"""Low estimate of the seconds a re-discretization costs per unit of the ratio r (the r Arb
+weights and the r-way Python loops: ~15-40 us measured); a budget refuses a huge r up front
+(found by the issue 12 fuzz: r ~ 4e6 ran 56 s under a 3.5 s budget)."""
 _Z = 7.0  # standard deviations out where eps lies, for the point weights of section A
 _REL_GAP = 0.25  # relative chord gap (over cap) refined where the curve exceeds _FLOOR / count
 _FLOOR = 1e-12
@@ -304,6 +308,7 @@ def coarsen_upper(lat: LatticePLD, r: int) -> LatticePLD:
     if r == 1:
         return lat
     check_deadline("in the lattice re-discretization")
+    require(r * _COARSEN_SECONDS, f"the lattice re-discretization by a factor r = {r}")
     with workprec(DEFAULT_PRECISION):
         u = arb(lat.h)
         den = 1 - (-(r * u)).exp()
@@ -348,6 +353,7 @@ def coarsen_lower(low: LowerLattice, r: int) -> LowerLattice:
     if r == 1:
         return low
     check_deadline("in the lattice re-discretization (lower end)")
+    require(r * _COARSEN_SECONDS, f"the lattice re-discretization by a factor r = {r}")
     with workprec(DEFAULT_PRECISION):
         u = arb(low.h)
         w = [1 << _WEIGHT_BITS, *_weights([(-(i * u)).exp() for i in range(1, r)])]

@@ -9,10 +9,14 @@ Policy (the default method everywhere):
    cumulants small, orders r and r - 1 agree, one root, positive factor): relative eps error
    below 1e-5 wherever they pass (``benchmarks/bench_saddlepoint.py``).
 3. **certified** -- when the diagnostics fire or the saddlepoint does not apply, the ``certified``
-   plug-in (certify, found through the method registry; numeric never imports it) with a time
-   budget (:data:`AUTO_TIME_BUDGET` seconds): every certified method that finishes in time is
-   intersected, the slow ones are reported as not applicable. The answer carries the exact
-   interval (``lower``/``upper``) and ``certified=True``; its value is the upper end.
+   plug-in (certify, found through the method registry; numeric never imports it) with what is
+   left of the time budget (:data:`AUTO_TIME_BUDGET` seconds for the whole ``auto`` call,
+   counted from its start, so the time the exact method and the saddlepoint took is spent):
+   every certified method that finishes in time is intersected, the slow ones are reported as
+   not applicable; with less than :data:`MIN_CERTIFIED_SECONDS` left it is not started (when
+   the saddlepoint does not apply, the AEA estimate of step 4 is computed before this step, so
+   its time is counted too). The answer carries the exact interval (``lower``/``upper``) and
+   ``certified=True``; its value is the upper end.
 4. **best estimate** -- if nothing above answers (no certify extra, or no certified method
    finished, or only a vacuous enclosure), the saddlepoint estimate, else the AEA estimate,
    each with a warning saying why nothing safer was available.
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from decimal import Decimal
 from typing import Any
 
@@ -39,10 +44,14 @@ from .registry import get_method
 from .results import DeltaResult, EpsilonResult, float_up
 from .saddlepoint import saddlepoint_delta, saddlepoint_epsilon
 
-__all__ = ["AUTO_TIME_BUDGET", "auto_delta", "auto_epsilon"]
+__all__ = ["AUTO_TIME_BUDGET", "MIN_CERTIFIED_SECONDS", "auto_delta", "auto_epsilon"]
 
 AUTO_TIME_BUDGET = 3.5
-"""Seconds that ``auto`` gives the certified methods before it settles for what finished."""
+"""Seconds that an ``auto`` call may take (from its start) before it settles for what finished;
+the certified methods get what the exact method and the saddlepoint left of it."""
+
+MIN_CERTIFIED_SECONDS = 0.05
+"""The certified step is not started with less time than this left of the budget."""
 
 _FIRED = "auto: the saddlepoint diagnostics fired"
 
@@ -60,15 +69,45 @@ def _end(d: dict, which: str) -> Decimal:
     return Decimal(str(value))
 
 
-def _certified(kind: str, comp: Composition, x, budget: float | None, tried: list[str]):
-    """The certified plug-in's bound, or None (the reason appended to ``tried``)."""
+def _check_budget(time_budget: object) -> float | None:
+    """None or a finite number of seconds > 0 (ValueError naming ``time_budget`` otherwise)."""
+    if time_budget is None:
+        return None
+    bad = ValueError(f"time_budget must be a positive number of seconds, got {time_budget!r}")
+    if isinstance(time_budget, bool):
+        raise bad
+    try:
+        s = float(time_budget)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise bad from None
+    if not (math.isfinite(s) and s > 0):
+        raise bad
+    return s
+
+
+def _deadline(budget: float | None) -> float | None:
+    """The monotonic time at which an ``auto`` call started now with ``budget`` must end."""
+    return None if budget is None else time.monotonic() + budget
+
+
+def _certified(kind: str, comp: Composition, x, deadline: float | None, tried: list[str],
+               budget: float | None = None):
+    """The certified plug-in's bound, or None (the reason appended to ``tried``).
+
+    ``deadline`` (monotonic seconds) ends the whole ``auto`` call: the plug-in gets the time
+    left (``budget`` is the call's budget, for the message)."""
     method = get_method("certified", required=False)
     if method is None:
         tried.append("certified: not installed (pip install 'edgeworth-accountant[certify]')")
         return None
     options: dict[str, Any] = {}
-    if budget is not None and "time_budget" in method.options:
-        options["time_budget"] = budget
+    if deadline is not None and "time_budget" in method.options:
+        left = deadline - time.monotonic()
+        if not (left >= MIN_CERTIFIED_SECONDS):
+            tried.append(f"certified: not run: the steps before it (exact, saddlepoint, the AEA "
+                         f"fallback) used the time budget of {budget:g} s")
+            return None
+        options["time_budget"] = left
     fn = method.delta_fn if kind == "delta" else method.epsilon_fn
     try:
         bound = fn(comp, x, **options)
@@ -137,6 +176,26 @@ def _exact_or_saddlepoint(exact_call, saddlepoint_call, tried: list[str]):
     return None, sp
 
 
+class _Early:
+    """The AEA fallback, computed before the certified step when the saddlepoint does not apply
+    and a deadline is set: its time (the numeric cumulants can take seconds) is then counted in
+    the budget instead of running after the deadline. Its result, or the exception it raised,
+    is kept and used (or re-raised) only if the fallback is reached: the same number, the same
+    behaviour as calling it late."""
+
+    def __init__(self, call) -> None:
+        self.result, self.error = None, None
+        try:
+            self.result = call()
+        except Exception as exc:  # re-raised unchanged by __call__
+            self.error = exc
+
+    def __call__(self):
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
 def _fallback_estimate(sp, aea_call, tried: list[str]):
     if sp is not None:
         note = (f"{_FIRED}; no certified answer was available ({'; '.join(tried[-1:])}); the "
@@ -156,7 +215,8 @@ def auto_epsilon(composition, delta: float, order: int = 2, *,
         composition: A :class:`~numeric.composition.Composition` or what ``compose`` accepts.
         delta: Target delta in (0, 1).
         order: Edgeworth order of the saddlepoint (and AEA) estimate.
-        time_budget: Seconds for the certified step (None: no limit).
+        time_budget: Seconds for the whole call, counted from its start; the certified step gets
+            what is left after the exact method and the saddlepoint (None: no limit).
 
     Returns:
         An :class:`EpsilonResult`; ``method`` names the method that answered, ``certified`` is
@@ -165,6 +225,8 @@ def auto_epsilon(composition, delta: float, order: int = 2, *,
     Raises:
         ValueError: on bad input.
     """
+    budget = _check_budget(time_budget)
+    deadline = _deadline(budget)
     comp = compose(composition)
     delta = check_delta("delta", delta)
     order = check_order("order", order, maximum=8)
@@ -173,9 +235,12 @@ def auto_epsilon(composition, delta: float, order: int = 2, *,
                                        lambda: saddlepoint_epsilon(comp, delta, order=order), tried)
     if answer is not None:
         return answer
-    d = _certified("epsilon", comp, delta, time_budget, tried)
+    aea_call = lambda: aea_epsilon(comp, delta, order=order)  # noqa: E731
+    if sp is None and deadline is not None:
+        aea_call = _Early(aea_call)
+    d = _certified("epsilon", comp, delta, deadline, tried, budget)
     if d is None:
-        return _fallback_estimate(sp, lambda: aea_epsilon(comp, delta, order=order), tried)
+        return _fallback_estimate(sp, aea_call, tried)
     fields = _cert_fields(d, sp, tried)
     upper = fields["upper"]
     value = float_up(upper) if upper.is_finite() else math.inf
@@ -188,8 +253,11 @@ def auto_delta(composition, eps, order: int = 2, *,
     """delta(eps) by the ``auto`` policy (see :func:`auto_epsilon`).
 
     A vector of eps is answered by the exact method or the saddlepoint (whose diagnostics must
-    pass at every point); otherwise each point is answered on its own.
+    pass at every point); otherwise each point is answered on its own. ``time_budget`` is the
+    call's budget, as there.
     """
+    budget = _check_budget(time_budget)
+    deadline = _deadline(budget)
     comp = compose(composition)
     order = check_order("order", order, maximum=8)
     e = as_float_array("eps", eps, nonnegative=True)
@@ -205,9 +273,12 @@ def auto_delta(composition, eps, order: int = 2, *,
             return _labelled(sp, note, tried, (note,))
         return _labelled(aea_delta(comp, eps, order=order), note, tried, (note,))
     x = float(e)
-    d = _certified("delta", comp, x, time_budget, tried)
+    aea_call = lambda: aea_delta(comp, x, order=order)  # noqa: E731
+    if sp is None and deadline is not None:
+        aea_call = _Early(aea_call)
+    d = _certified("delta", comp, x, deadline, tried, budget)
     if d is None:
-        return _fallback_estimate(sp, lambda: aea_delta(comp, x, order=order), tried)
+        return _fallback_estimate(sp, aea_call, tried)
     fields = _cert_fields(d, sp, tried)
     upper = fields["upper"]
     value = min(1.0, float_up(upper)) if upper.is_finite() else 1.0
