@@ -47,6 +47,7 @@ from ._validation import as_float_array, check_delta, check_order
 from .composition import Composition, compose
 from .edgeworth import (
     SERIES_ORDERS,
+    QOnlyScalar,
     cumulants_needed,
     hermite_e,
     q_only_delta,
@@ -83,6 +84,12 @@ class _Profile:
     x_std: tuple | None
     lam: dict[int, float]
     trivial: bool
+    scalar: QOnlyScalar | None = None  # the q-only surrogate at one eps (root refinement)
+
+    def value_and_slope(self, eps: float) -> tuple[float, float]:
+        """The q-only surrogate and its derivative in eps, delta_G - (1 - G) (QOnlyScalar)."""
+        val, sf, _ = self.scalar((eps - self.k1) / self.sigma)
+        return val, val - sf
 
     def evaluate(
         self, eps: np.ndarray, variant: str, cancellation: bool = True
@@ -146,7 +153,8 @@ def _profiles(comp: Composition, order: int) -> list[_Profile]:
         coeffs = series_coefficients(lam, order)
         k1x, sx, lamx = standardize(kx)
         x_std = (k1x, sx, series_coefficients(lamx, order))
-        out.append(_Profile(direction, k1, sigma, coeffs, x_std, lam, False))
+        out.append(_Profile(direction, k1, sigma, coeffs, x_std, lam, False,
+                            QOnlyScalar(sigma, coeffs)))
     return out
 
 
@@ -409,17 +417,21 @@ def aea_epsilon(
         hi = _search_hi(p, target, variant)
         points = int(np.clip(math.ceil(hi / (0.02 * p.sigma)), 512, 20001))
         cross = largest_crossing(
-            lambda x, p=p: p.evaluate(x, variant, cancellation=False)[0], 0.0, hi, target, points
+            lambda x, p=p: p.evaluate(x, variant, cancellation=False)[0], 0.0, hi, target, points,
+            p.value_and_slope if variant == "q-only" else None,
         )
         if cross.crossings > 1:
             warns.append(
                 f"{p.direction}: the surrogate crosses delta={delta!r} {cross.crossings} times "
                 "(non-monotone); the largest root is reported"
             )
-        _, cancel = p.evaluate(np.array([cross.root]), variant)
-        if float(cancel[0]) > _CANCEL_WARN:
+        if variant == "q-only":
+            cancel = p.scalar((cross.root - p.k1) / p.sigma)[2]
+        else:
+            cancel = 1.0  # the two-sided plug-in has no cancellation bound
+        if cancel > _CANCEL_WARN:
             warns.append(
-                f"{p.direction}: cancellation loses about {math.log10(float(cancel[0])):.0f} digits"
+                f"{p.direction}: cancellation loses about {math.log10(cancel):.0f} digits"
             )
         per_dir[p.direction] = cross.root
         sup = comp.pllr_sup(p.direction)
