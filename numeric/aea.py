@@ -230,7 +230,10 @@ def _checked_root(comp: Composition, p: _Profile, eps: float, delta: float,
         return [f"the saddlepoint diagnostics fire for this query ({len(fired)}: e.g. "
                 f"{fired[0]}); the Edgeworth expansion is unreliable here too: use method "
                 "'auto' or 'certified'"]
-    side = p.evaluate(np.array([eps - h, eps + h]), variant, cancellation=False)[0]
+    if variant == "q-only":  # the scalar form (QOnlyScalar: the same closed form, no numpy)
+        side = np.array([p.value_and_slope(eps - h)[0], p.value_and_slope(eps + h)[0]])
+    else:
+        side = p.evaluate(np.array([eps - h, eps + h]), variant, cancellation=False)[0]
     with np.errstate(divide="ignore", invalid="ignore"):
         lo, hi = np.log(d + (1.0 - d) * np.clip(side, 0.0, 1.0))
         slope = (hi - lo) / (2.0 * h)

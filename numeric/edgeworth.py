@@ -34,15 +34,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import lru_cache
 from math import comb
 
 import numpy as np
 from scipy import special
 
 from .errors import NotApplicable
-from .special import SQRT_2PI, normal_hockey_stick
+from .special import SQRT_2PI
 
 _SQRT_HALF = float(np.sqrt(0.5))
+_LOG_HALF = float(np.log(0.5))
 
 __all__ = [
     "SERIES_ORDERS",
@@ -166,6 +168,13 @@ def edgeworth_cdf(z: np.ndarray, coeffs: dict[int, float]) -> np.ndarray:
 
 
 def _correction_polynomial(sigma: float, coeffs: dict[int, float]) -> np.ndarray:
+    """:func:`_correction_polynomial_cached` of ``(sigma, coeffs)`` (read-only, shared)."""
+    return _correction_polynomial_cached(float(sigma), tuple(sorted(coeffs.items())))
+
+
+@lru_cache(maxsize=512)
+def _correction_polynomial_cached(sigma: float,
+                                  items: tuple[tuple[int, float], ...]) -> np.ndarray:
     r"""Power-series coefficients of P(z) = sum_k c_k [He_{k-1}(z) - sum_{j=1}^k C(k,j)
     (-sigma)^{k-j} He_{j-1}(z + sigma)], so that sum_k c_k T_k = phi(z0) P(z0) - C W with
     C = sum_k c_k (-sigma)^k (module docstring). Built once per composition; evaluated by Horner.
@@ -179,7 +188,7 @@ def _correction_polynomial(sigma: float, coeffs: dict[int, float]) -> np.ndarray
     """
     total = [0.0]
     shifted: dict[int, list[float]] = {}
-    for k, c in sorted(coeffs.items()):
+    for k, c in items:
         term = list(_HERME_POWERS[k - 1])
         for j in range(1, k + 1):
             he_shifted = shifted.get(j)
@@ -195,7 +204,9 @@ def _correction_polynomial(sigma: float, coeffs: dict[int, float]) -> np.ndarray
             scale = comb(k, j) * (-sigma) ** (k - j)
             term = _padd(term, [-x for x in _trim([scale * x for x in he_shifted])])
         total = _padd(total, _trim([c * x for x in term]))
-    return np.array(total)
+    out = np.array(total)
+    out.setflags(write=False)  # cached: shared between calls
+    return out
 
 
 def _herme_power(n: int) -> tuple[float, ...]:
@@ -223,21 +234,8 @@ def _padd(a: list[float], b: list[float]) -> list[float]:
     return _trim(out)
 
 
-def _herme_matrix(n: int) -> np.ndarray:
-    """Columns: power coefficients of He_0..He_{n-1} (He_{k+1} = z He_k - k He_{k-1})."""
-    out = np.zeros((n, n))
-    out[0, 0] = 1.0
-    if n > 1:
-        out[1, 1] = 1.0
-    for k in range(1, n - 1):
-        out[1:, k + 1] = out[:-1, k]
-        out[:, k + 1] -= k * out[:, k - 1]
-    return out
-
-
 _MAX_HERMITE = 24  # He indices tabulated (the generated orders, up to 6, use up to He_17)
 _HERME_POWERS = tuple(_herme_power(n) for n in range(_MAX_HERMITE))  # constants, built at import
-_HERME_MATRIX = _herme_matrix(_MAX_HERMITE)
 
 
 def q_only_delta(
@@ -270,12 +268,18 @@ def q_only_delta(
         base = np.maximum(0.5 * g * (special.erfcx(z0 * _SQRT_HALF) - ea), 0.0)
         w = 0.5 * g * ea
     else:
-        base = normal_hockey_stick(z0, sigma)
         with np.errstate(over="ignore"):
             w = np.where(
                 a > 0.0, 0.5 * g * ea,
                 np.exp(sigma * z0 + 0.5 * sigma * sigma + special.log_ndtr(-np.minimum(a, 0.0))),
             )
+        # normal_hockey_stick(z0, sigma) with its formulas per sign of z0, on whole arrays (no
+        # boolean indexing; the same operations per element, so the same bits): for z0 <= 0 its
+        # second term is w itself, for z0 > 0 it is e^{-z0^2/2 + log 1/2} [erfcx - erfcx]
+        with np.errstate(over="ignore", invalid="ignore"):
+            pos = np.exp(-0.5 * z0 * z0 + _LOG_HALF) * np.maximum(
+                special.erfcx(z0 * _SQRT_HALF) - ea, 0.0)
+        base = np.where(z0 > 0.0, pos, np.maximum(special.ndtr(-z0) - w, 0.0))
     if not coeffs:
         return base, (np.ones_like(base) if cancellation else None)
     poly = _correction_polynomial(sigma, coeffs)
@@ -319,15 +323,14 @@ class QOnlyScalar:
         self.sigma = float(sigma)
         self._coeffs = dict(coeffs)
         if coeffs:
-            poly = _correction_polynomial(sigma, coeffs)
-            top = max(coeffs)
-            u = np.zeros(top)
+            poly = _correction_polynomial(sigma, coeffs).tolist()
+            sf_poly = [0.0] * max(coeffs)  # sum_k c_k He_{k-1} in powers of z
             for k, c in coeffs.items():
-                u[k - 1] += c
-            sf_poly = _HERME_MATRIX[:top, :top] @ u
-            self._poly = poly[::-1].tolist()  # highest power first, for Horner
-            self._abs_poly = np.abs(poly)[::-1].tolist()
-            self._sf_poly = sf_poly[::-1].tolist()
+                for i, h in enumerate(_HERME_POWERS[k - 1]):
+                    sf_poly[i] += c * h
+            self._poly = poly[::-1]  # highest power first, for Horner
+            self._abs_poly = [abs(x) for x in self._poly]
+            self._sf_poly = sf_poly[::-1]
             self._big_c = float(sum(c * (-sigma) ** k for k, c in coeffs.items()))
         else:
             self._poly = self._abs_poly = self._sf_poly = []
