@@ -19,6 +19,22 @@ For each number of steps it reports eps(delta) of the composed Poisson-subsample
   (construction + compose + get_epsilon), one run each after an untimed warm-up.
 * optionally ``prv_accountant.PRVAccountant`` and ``dp_accounting.rdp.RdpAccountant``.
 
+``--cold-grid`` (issue 13) instead times *cold* queries at one number of steps (``--cold-steps``,
+default 1e6) on the DP-SGD grid rate {0.001, 0.01} x sigma {0.8, 1, 2}: AEA with every
+composition-dependent cache emptied before each query (``numeric.cgf.clear_cgf_cache``, as
+``benchmarks/fuzz_run.py`` does, plus the per-step cumulant cache), median of ``--cold-repeats``
+queries in one process, in CPU time of the thread (``time.thread_time``: robust to other jobs on a
+shared machine) and in wall time; optionally the same at another git ref (``--baseline REF``: a
+temporary ``git worktree``, measured in a subprocess in the same run); and, with
+``--fresh-processes N``, the first query of N fresh processes (modules imported first, import not
+timed), as ``benchmarks/compare_peers.py`` measures cold. dp_accounting's PLD
+(``value_discretization_interval=1e-4``, its default) is timed end to end, median of
+``--pld-repeats`` runs in CPU time of the process and in wall time. It also times the public
+``numeric.delta(comp, eps, method='aea')`` for 1e6 eps values against its kernel
+(``q_only_delta`` per pair order). Example::
+
+    python benchmarks/bench_aea_vs_pld.py --cold-grid --baseline d60b270 --fresh-processes 3
+
 Every peer is imported inside ``try``/``except``: a missing or failing peer is reported and
 skipped, so the script runs with only ``numeric`` (numpy, scipy) installed. The script can also
 be imported; :func:`main` takes an optional argument list.
@@ -36,11 +52,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import json
 import math
 import os
 import platform
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -210,6 +229,17 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument(
         "--skip", nargs="*", default=[], choices=PEER_SKIPPABLE, help="optional columns to skip"
     )
+    ap.add_argument("--cold-grid", action="store_true",
+                    help="time cold queries on the DP-SGD grid at --cold-steps (issue 13)")
+    ap.add_argument("--cold-steps", type=float, default=1e6, help="steps of --cold-grid (1e6)")
+    ap.add_argument("--cold-repeats", type=int, default=31,
+                    help="cold AEA queries per case, caches emptied before each (median)")
+    ap.add_argument("--pld-repeats", type=int, default=3, help="PLD runs per case (median)")
+    ap.add_argument("--baseline", metavar="REF", help="also time cold AEA at this git ref")
+    ap.add_argument("--fresh-processes", type=int, default=0, metavar="N",
+                    help="also time the first query of N fresh processes per case")
+    ap.add_argument("--cold-worker", help=argparse.SUPPRESS)  # internal: JSON cases, one process
+    ap.add_argument("--fresh-worker", help=argparse.SUPPRESS)  # internal: one first query
     return ap.parse_args(argv)
 
 
@@ -240,6 +270,14 @@ def _header(numeric, args: argparse.Namespace, steps: Sequence[int], notes: list
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark and print the tables; returns a process exit code."""
     args = _parse(argv)
+    if args.cold_worker:
+        print(json.dumps(_cold_worker(json.loads(args.cold_worker), args.cold_repeats)))
+        return 0
+    if args.fresh_worker:
+        print(json.dumps(_fresh_worker(json.loads(args.fresh_worker))))
+        return 0
+    if args.cold_grid:
+        return _cold_grid(args)
     steps_list = QUICK_STEPS if args.quick else FULL_STEPS
     numeric = _import_numeric()
     sigma, rate, delta = args.sigma, args.rate, args.delta
@@ -399,6 +437,195 @@ def main(argv: Sequence[str] | None = None) -> int:
         "AEA is an estimate, not a bound (it can under-report eps); PLD is a discretized "
         "numerical approximation with its own (pessimistic-by-construction) error."
     )
+    return 0
+
+
+# --------------------------------------------------------------------------- cold grid (issue 13)
+
+COLD_GRID = tuple((sigma, rate) for rate in (0.001, 0.01) for sigma in (0.8, 1.0, 2.0))
+
+
+def _empty_caches() -> None:
+    """Empty every composition-dependent cache: what the fuzz empties (``clear_cgf_cache``: the
+    saddlepoint's per-mechanism cache and the mechanisms' CGF rules), the per-step cumulants,
+    and (at older commits) the correction-polynomial cache. Tables that depend on no parameter
+    (Gauss-Legendre nodes per node count) stay: any first query of the process fills them."""
+    from numeric.cgf import clear_cgf_cache
+
+    clear_cgf_cache()
+    for module, name in (("numeric.mechanisms.subsampled_gaussian", "_cached_cumulants"),
+                         ("numeric.edgeworth", "_correction_polynomial_cached")):
+        fn = getattr(sys.modules.get(module), name, None)
+        if fn is not None:
+            fn.cache_clear()
+
+
+def _import_query_modules():
+    numeric = _import_numeric()
+    for sub in ("aea", "saddlepoint", "methods", "cgf", "mechanisms.subsampled_gaussian"):
+        importlib.import_module(f"numeric.{sub}")
+    return numeric
+
+
+def _cold_worker(cases: list, repeats: int) -> list:
+    """Cold AEA queries in this process: per case, the medians of ``repeats`` queries with
+    every composition-dependent cache emptied before each (CPU time of the thread, wall)."""
+    numeric = _import_query_modules()
+    from numeric.methods import epsilon
+
+    out = []
+    for sigma, rate, steps, delta in cases:
+        comp = numeric.compose([(numeric.PoissonSubsampledGaussian(sigma, rate), int(steps))])
+        cpu, wall = [], []
+        for _ in range(max(1, repeats)):
+            _empty_caches()
+            w0, c0 = time.perf_counter(), time.thread_time()
+            res = epsilon(comp, delta, method="aea")
+            cpu.append(time.thread_time() - c0)
+            wall.append(time.perf_counter() - w0)
+        out.append({"eps": res.epsilon, "warnings": len(res.warnings),
+                    "cpu": statistics.median(cpu), "wall": statistics.median(wall),
+                    "cpu_min": min(cpu)})
+    return out
+
+
+def _fresh_worker(case: list) -> dict:
+    """The first AEA query of this (fresh) process, modules imported first (not timed)."""
+    numeric = _import_query_modules()
+    from numeric.methods import epsilon
+
+    sigma, rate, steps, delta = case
+    comp = numeric.compose([(numeric.PoissonSubsampledGaussian(sigma, rate), int(steps))])
+    w0, c0 = time.perf_counter(), time.thread_time()
+    res = epsilon(comp, delta, method="aea")
+    return {"eps": res.epsilon, "cpu": time.thread_time() - c0, "wall": time.perf_counter() - w0}
+
+
+def _run_json(cmd: list[str], cwd: str) -> Any:
+    env = dict(os.environ, PYTHONPATH=cwd, PYTHONWARNINGS="ignore")
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd[:3])} failed: {proc.stderr.strip()[-500:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _measure_tree(root: str, cases: list, args: argparse.Namespace) -> tuple[list, list | None]:
+    """Cold timings of the project at ``root`` (in subprocesses that import it from there)."""
+    script = os.path.abspath(__file__)
+    cold = _run_json([sys.executable, script, "--cold-worker", json.dumps(cases),
+                      "--cold-repeats", str(args.cold_repeats)], root)
+    fresh = None
+    if args.fresh_processes > 0:
+        fresh = []
+        for case in cases:
+            runs = [_run_json([sys.executable, script, "--fresh-worker", json.dumps(case)], root)
+                    for _ in range(args.fresh_processes)]
+            fresh.append({k: statistics.median(r[k] for r in runs) for k in ("cpu", "wall")})
+    return cold, fresh
+
+
+def _pld_cold(dpa, sigma: float, rate: float, steps: int, delta: float, repeats: int) -> dict:
+    cpu, wall, eps = [], [], None
+    for _ in range(max(1, repeats)):
+        w0, c0 = time.perf_counter(), time.process_time()
+        with _quiet():
+            eps = _make_pld(dpa, sigma, rate, delta, PLD_DEFAULT_VDI)(steps)
+        cpu.append(time.process_time() - c0)
+        wall.append(time.perf_counter() - w0)
+    return {"eps": eps, "cpu": statistics.median(cpu), "wall": statistics.median(wall)}
+
+
+def _delta_path(numeric, n: int = 10**6, repeats: int = 5) -> tuple[float, float]:
+    """Medians of the public delta(comp, eps, method='aea') for n eps values and its kernel."""
+    from numeric import aea as aea_mod
+    from numeric.edgeworth import q_only_delta
+
+    # the configuration of benchmarks/compare_peers.py's delta-path check
+    comp = numeric.compose([(numeric.PoissonSubsampledGaussian(1.0, 0.01), 10**4)])
+    eps = np.linspace(0.0, 20.0, n)
+    numeric.delta(comp, eps[:10], method="aea")  # caches of this composition warm
+    prof = aea_mod._profiles(comp, 2)
+    public, kernel = [], []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        numeric.delta(comp, eps, method="aea")
+        public.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        for p in prof:
+            q_only_delta((eps - p.k1) / p.sigma, p.sigma, p.coeffs)
+        kernel.append(time.perf_counter() - t)
+    return statistics.median(public), statistics.median(kernel)
+
+
+def _cold_grid(args: argparse.Namespace) -> int:
+    """The issue-13 cold-query table (module docstring, ``--cold-grid``)."""
+    numeric = _import_numeric()
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    steps, delta = int(args.cold_steps), args.delta
+    cases = [[s, q, steps, delta] for s, q in COLD_GRID]
+    dpa, _ = _try_import("dp_accounting.pld")
+    if dpa is not None:
+        dpa = importlib.import_module("dp_accounting")
+    print(f"Cold queries at m = {steps:.0e}, delta = {delta:g} (issue 13); machine: "
+          f"{platform.platform()}, {os.cpu_count()} logical CPUs; numpy {np.__version__}, "
+          f"dp-accounting {_dist_version('dp-accounting')}")
+    print(f"AEA: median of {args.cold_repeats} queries per case in one process, every "
+          "composition-dependent cache emptied before each; PLD: median of "
+          f"{args.pld_repeats} end-to-end runs (construct + compose + get_epsilon, "
+          "value_discretization_interval 1e-4). CPU = CPU time (AEA: thread; PLD: process), "
+          "robust to other jobs on a shared machine; wall = elapsed.")
+    _log("timing AEA (this tree) ...")
+    after, after_fresh = _measure_tree(root, cases, args)
+    before = before_fresh = None
+    if args.baseline:
+        tmp = tempfile.mkdtemp(prefix="aea-baseline-")
+        tree = os.path.join(tmp, "tree")
+        subprocess.run(["git", "-C", root, "worktree", "add", "--detach", tree, args.baseline],
+                       check=True, capture_output=True)
+        try:
+            _log(f"timing AEA at {args.baseline} ...")
+            before, before_fresh = _measure_tree(tree, cases, args)
+        finally:
+            subprocess.run(["git", "-C", root, "worktree", "remove", "--force", tree],
+                           check=False, capture_output=True)
+    rows = []
+    for i, (sigma, rate, _, _) in enumerate(cases):
+        pld = None
+        if dpa is not None:
+            _log(f"timing PLD sigma={sigma} rate={rate} ...")
+            pld = _pld_cold(dpa, sigma, rate, steps, delta, args.pld_repeats)
+        a, b = after[i], (before[i] if before else None)
+        cells = [f"q={rate:g} sigma={sigma:g}", _fmt_eps(a["eps"]),
+                 _fmt_eps(pld["eps"]) if pld else "-",
+                 f"{_fmt_ms(pld['cpu'])} / {_fmt_ms(pld['wall'])}" if pld else "-"]
+        if b:
+            cells.append(f"{_fmt_ms(b['cpu'])} / {_fmt_ms(b['wall'])}")
+        cells.append(f"{_fmt_ms(a['cpu'])} / {_fmt_ms(a['wall'])}")
+        if after_fresh:
+            if before_fresh:
+                cells.append(f"{_fmt_ms(before_fresh[i]['cpu'])} / "
+                             f"{_fmt_ms(before_fresh[i]['wall'])}")
+            cells.append(f"{_fmt_ms(after_fresh[i]['cpu'])} / {_fmt_ms(after_fresh[i]['wall'])}")
+        if pld:
+            ratio = f"{_fmt_ratio(pld['cpu'], a['cpu'])} / {_fmt_ratio(pld['wall'], a['wall'])}"
+            if b:
+                ratio = (f"{_fmt_ratio(pld['cpu'], b['cpu'])} -> " + ratio)
+            cells.append(ratio)
+        rows.append(cells)
+    head = ["case", "eps AEA", "eps PLD", "PLD cold ms (CPU / wall)"]
+    if before:
+        head.append(f"AEA cold ms before ({args.baseline})")
+    head.append("AEA cold ms after")
+    if after_fresh:
+        if before_fresh:
+            head.append("fresh-process before")
+        head.append("fresh-process after")
+    head.append("PLD / AEA (CPU / wall)" + (" before -> after" if before else ""))
+    print(_table(head, rows))
+    public, kernel = _delta_path(numeric)
+    print(f"\npublic delta(comp, eps, method='aea') for 1e6 eps values: {1e3 * public:.1f} ms; "
+          f"its kernel (q_only_delta per pair order): {1e3 * kernel:.1f} ms; ratio "
+          f"{public / kernel:.2f} (medians of 5, wall time)")
     return 0
 
 

@@ -60,6 +60,11 @@ def _leggauss(nodes: int) -> tuple[np.ndarray, np.ndarray]:
     return t, w
 
 
+for _nodes in (16, 24):  # the rules the mechanisms use: constants, computed once at import
+    _leggauss(_nodes)
+del _nodes
+
+
 def gauss_legendre_panels(a: float, b: float, panels: int, nodes: int = 24):
     """Nodes and weights of a composite Gauss-Legendre rule on ``[a, b]``.
 

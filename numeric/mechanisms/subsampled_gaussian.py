@@ -79,9 +79,10 @@ def subsampled_gaussian_pllr(x: np.ndarray, mu: float, rate: float) -> np.ndarra
     return out
 
 
-def _log1p_minus_x(w: np.ndarray) -> np.ndarray:
-    """log1p(w) - w without cancellation: series sum_{k>=2} (-1)^{k+1} w^k / k for |w| < 1e-2."""
-    out = np.log1p(w) - w
+def _log1p_minus_x(w: np.ndarray, lp: np.ndarray | None = None) -> np.ndarray:
+    """log1p(w) - w without cancellation: series sum_{k>=2} (-1)^{k+1} w^k / k for |w| < 1e-2
+    (``lp``: log1p(w) if already computed)."""
+    out = (np.log1p(w) if lp is None else lp) - w
     s = np.abs(w) < 1e-2
     ws = w[s]
     acc = np.zeros_like(ws)
@@ -91,9 +92,10 @@ def _log1p_minus_x(w: np.ndarray) -> np.ndarray:
     return out
 
 
-def _xlog1p_minus_x(w: np.ndarray) -> np.ndarray:
-    """(1 + w) log1p(w) - w = sum_{k>=2} (-1)^k w^k / (k (k - 1)), series for |w| < 1e-2."""
-    out = (1.0 + w) * np.log1p(w) - w
+def _xlog1p_minus_x(w: np.ndarray, lp: np.ndarray | None = None) -> np.ndarray:
+    """(1 + w) log1p(w) - w = sum_{k>=2} (-1)^k w^k / (k (k - 1)), series for |w| < 1e-2
+    (``lp``: log1p(w) if already computed)."""
+    out = (1.0 + w) * (np.log1p(w) if lp is None else lp) - w
     s = np.abs(w) < 1e-2
     ws = w[s]
     acc = np.zeros_like(ws)
@@ -159,16 +161,19 @@ def _central_cumulants(
 def _quadrature_cumulants(mu: float, rate: float, order: int, nodes: int):
     x, w = _rule(mu, nodes)
     phi = np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
+    e_mu = np.exp(-0.5 * (x - mu) ** 2)
+    phi_mu = e_mu / math.sqrt(2.0 * math.pi)
     wp = w * phi
-    wq = w * ((1.0 - rate) * phi + rate * np.exp(-0.5 * (x - mu) ** 2) / math.sqrt(2.0 * math.pi))
+    wq = w * ((1.0 - rate) * phi + rate * e_mu / math.sqrt(2.0 * math.pi))
     L = subsampled_gaussian_pllr(x, mu, rate)
     if rate >= 0.1:  # the means are O(p^2) against terms O(p): no significant cancellation
         return _central_cumulants(L, wp, order), _central_cumulants(L, wq, order)
-    mean_x, mean_y = _means(x, w, mu, rate, L)
+    mean_x, mean_y = _means(x, w, mu, rate, L, phi, phi_mu)
     return (_central_cumulants(L, wp, order, mean_x), _central_cumulants(L, wq, order, mean_y))
 
 
-def _means(x: np.ndarray, w: np.ndarray, mu: float, rate: float, L: np.ndarray):
+def _means(x: np.ndarray, w: np.ndarray, mu: float, rate: float, L: np.ndarray,
+           phi: np.ndarray, phi_mu: np.ndarray):
     r"""E_P[L] = -KL(P||Q) and E_Q[L] = KL(Q||P) without the cancellation of small rates.
 
     With v = p expm1(u), u = mu x - mu^2/2, E_P[v] = 0 exactly, so
@@ -177,13 +182,12 @@ def _means(x: np.ndarray, w: np.ndarray, mu: float, rate: float, L: np.ndarray):
     integral of L ~ v would lose a factor 1/p). Where u > 50 (v huge, no cancellation) the terms
     are integrated directly with v phi(x) = p (phi(x - mu) - phi(x)), which cannot overflow.
     """
-    phi = np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
-    phi_mu = np.exp(-0.5 * (x - mu) ** 2) / math.sqrt(2.0 * math.pi)
     u = mu * x - 0.5 * mu * mu
     near = u <= 50.0
     v = rate * np.expm1(np.minimum(u, 50.0))
-    gx = np.where(near, _log1p_minus_x(v), 0.0)
-    gy = np.where(near, _xlog1p_minus_x(v), 0.0)
+    lp = np.log1p(v)
+    gx = np.where(near, _log1p_minus_x(v, lp), 0.0)
+    gy = np.where(near, _xlog1p_minus_x(v, lp), 0.0)
     far = ~near
     vphi = rate * (phi_mu[far] - phi[far])
     mean_x = float(np.dot(w * phi, gx) + np.dot(w[far], L[far] * phi[far] - vphi))
