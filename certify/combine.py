@@ -85,6 +85,8 @@ CERTIFIED_METHODS: list[CertifiedMethod] = [
     CertifiedMethod("exact", _lazy("exact:exact_delta_bound"), _lazy("exact:exact_epsilon_bound")),
     CertifiedMethod("one-step", _lazy("one_step:one_step_delta_bound"),
                     _lazy("one_step:one_step_epsilon_bound")),
+    CertifiedMethod("reveal", _lazy("sg_reveal:reveal_delta_bound"),
+                    _lazy("sg_reveal:reveal_epsilon_bound"), _lazy("sg_reveal:applies")),
     CertifiedMethod("eeai", _lazy("eeai:delta_interval"), _lazy("eeai:epsilon_interval")),
     CertifiedMethod("chernoff", _lazy("chernoff:chernoff_delta_bound"),
                     _lazy("chernoff:chernoff_epsilon_bound")),
@@ -96,7 +98,7 @@ CERTIFIED_METHODS: list[CertifiedMethod] = [
 ]
 """The certified methods, in the order their results are intersected."""
 
-RUN_ORDER = ("exact", "one-step", "shuffle", "chernoff", "eeai", "lattice")
+RUN_ORDER = ("exact", "one-step", "shuffle", "reveal", "chernoff", "eeai", "lattice")
 """The order the methods run in: the cheap ones first, the lattice last (methods not listed run
 after these, in registry order)."""
 
