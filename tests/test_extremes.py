@@ -134,7 +134,7 @@ def _mp_reveal_upper(sigma, rate, m, eps):
 def test_reveal_one_step_contains_exact_delta():
     """m = 1: the reveal enclosure of delta(eps) contains the exact one-step delta (mpmath)."""
     pytest.importorskip("flint")
-    from certify.sg_reveal import reveal_delta_bound
+    from certify.mechanisms.subsampled_gaussian_reveal import reveal_delta_bound
     from numeric import PoissonSubsampledGaussian, compose
 
     for sigma, rate, eps in [(0.001, 0.01, 4.9e5), (0.01, 0.3, 4000.0), (0.04, 0.5, 300.0)]:
@@ -151,7 +151,7 @@ def test_reveal_delta_against_mpmath(sigma, rate, m, eps):
     1e-9 of it (the lumped ends are negligible); the lower end is a true lower bound, so below
     it, and positive (informative)."""
     pytest.importorskip("flint")
-    from certify.sg_reveal import reveal_delta_bound
+    from certify.mechanisms.subsampled_gaussian_reveal import reveal_delta_bound
     from numeric import PoissonSubsampledGaussian, compose
 
     b = reveal_delta_bound(compose([(PoissonSubsampledGaussian(sigma=sigma, rate=rate), m)]),
@@ -167,7 +167,7 @@ def test_reveal_epsilon_small_sigma_is_tight_and_consistent():
     bound (a different certified method) lies above its lower end."""
     pytest.importorskip("flint")
     from certify.chernoff import chernoff_epsilon_bound
-    from certify.sg_reveal import reveal_epsilon_bound
+    from certify.mechanisms.subsampled_gaussian_reveal import reveal_epsilon_bound
     from numeric import PoissonSubsampledGaussian, compose
 
     comp = compose([(PoissonSubsampledGaussian(sigma=0.001, rate=0.01), 1000)])

@@ -49,11 +49,11 @@ from numeric.errors import NotApplicable
 from numeric.mechanisms.base import DIRECTION_PQ
 from numeric.mechanisms.subsampled_gaussian import PoissonSubsampledGaussian
 
-from .bound import Bound
-from .budget import check_deadline
-from .engine import endpoints, to_arb, workprec
-from .search import bisect, expand
-from .special import exact_ball, exact_param, normal_sf
+from ..bound import Bound
+from ..budget import check_deadline
+from ..engine import endpoints, to_arb, workprec
+from ..search import bisect, expand
+from ..special import exact_ball, exact_param, normal_sf
 
 __all__ = ["MAX_SIGMA", "MAX_TERMS", "applies", "reveal_delta_bound", "reveal_epsilon_bound"]
 
