@@ -243,3 +243,21 @@ def test_aea_tiny_rate_tiny_delta_warns_or_is_right(method):
     res = epsilon(compose([(PoissonSubsampledGaussian(sigma=sigma, rate=rate), m)]), delta,
                   method=method)
     assert res.warnings or res.epsilon >= 14.0 * 0.99
+
+
+def test_gdp_epsilon_is_a_python_float():
+    """gdp returned np.float64 for a Gaussian with sigma 0.01 at delta 0.5 (found on the grid).
+    Value: the Gaussian mechanism's exact eps(delta) with mu = 100; at delta = 1/2 it solves
+    Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu) = 1/2, i.e. eps = mu^2/2 - O(mu^2 e^{-...}):
+    mpmath root, 30 digits."""
+    import mpmath as mp
+
+    from numeric import Gaussian, compose, epsilon
+
+    res = epsilon(compose([(Gaussian(sigma=0.01), 1)]), 0.5, method="gdp")
+    assert type(res.epsilon) is float
+    with mp.workdps(30):
+        mu = mp.mpf(100)
+        f = lambda e: mp.ncdf(mu / 2 - e / mu) - mp.exp(e) * mp.ncdf(-mu / 2 - e / mu) - 0.5  # noqa: E731
+        ref = mp.findroot(f, 4999)
+    assert res.epsilon == pytest.approx(float(ref), rel=1e-9)
