@@ -255,7 +255,8 @@ class _Problem:
         while top < self.m and self.log_tail_f(top + 1) > math.log(delta):
             top = min(self.m, top + step)
         ks = sorted({int(x) for x in np.linspace(1, top, 60)} | {top, max(1, top - 1)})
-        zs = [0.5 * i for i in range(0, 21)]
+        z_top = max(10.0, math.sqrt(2.0 * math.log(1.0 / delta)) + 5.0)  # tiny delta: large z
+        zs = [z_top * i / 40.0 for i in range(41)]
         return [(k, z) for k in ks for z in zs if k <= self.m]
 
 
