@@ -31,8 +31,9 @@ Registered now: ``exact`` (Gaussian, pure DP; :mod:`certify.exact`), ``eeai`` (t
 interval, :mod:`certify.eeai`), ``chernoff`` (:mod:`certify.chernoff`) and ``lattice`` (both ends:
 dominating lattice PLD above, exactly evaluated binned threshold test below;
 :mod:`certify.lattice`, on adaptive grids refined until the interval is ``rel_width`` wide:
-:mod:`certify.lattice_target`); each applies to the mechanisms whose capabilities it needs are
-registered (:mod:`certify.registry`).
+:mod:`certify.lattice_target`) and ``reveal`` (one term of a subsampled Gaussian at sigma < 0.05:
+:mod:`certify.mechanisms.subsampled_gaussian_reveal`); each applies to the mechanisms whose
+capabilities it needs are registered (:mod:`certify.registry`).
 """
 
 from __future__ import annotations
@@ -85,6 +86,9 @@ CERTIFIED_METHODS: list[CertifiedMethod] = [
     CertifiedMethod("exact", _lazy("exact:exact_delta_bound"), _lazy("exact:exact_epsilon_bound")),
     CertifiedMethod("one-step", _lazy("one_step:one_step_delta_bound"),
                     _lazy("one_step:one_step_epsilon_bound")),
+    CertifiedMethod("reveal", _lazy("mechanisms.subsampled_gaussian_reveal:reveal_delta_bound"),
+                    _lazy("mechanisms.subsampled_gaussian_reveal:reveal_epsilon_bound"),
+                    _lazy("mechanisms.subsampled_gaussian_reveal:applies")),
     CertifiedMethod("eeai", _lazy("eeai:delta_interval"), _lazy("eeai:epsilon_interval")),
     CertifiedMethod("chernoff", _lazy("chernoff:chernoff_delta_bound"),
                     _lazy("chernoff:chernoff_epsilon_bound")),
@@ -96,7 +100,7 @@ CERTIFIED_METHODS: list[CertifiedMethod] = [
 ]
 """The certified methods, in the order their results are intersected."""
 
-RUN_ORDER = ("exact", "one-step", "shuffle", "chernoff", "eeai", "lattice")
+RUN_ORDER = ("exact", "one-step", "shuffle", "reveal", "chernoff", "eeai", "lattice")
 """The order the methods run in: the cheap ones first, the lattice last (methods not listed run
 after these, in registry order)."""
 

@@ -14,6 +14,7 @@ command runs.
 from __future__ import annotations
 
 import os
+import warnings
 
 __all__ = ["register_commands"]
 
@@ -73,7 +74,7 @@ def _params(items: list[str]) -> dict[str, float]:
 def _run_derive(args) -> int:
     import sympy as sp
 
-    from .mechanism import MAX_ORDER
+    from .mechanism import MAX_ORDER, QuadratureFallbackWarning
 
     spec = _load_spec(args.mechanism)
     values = _params(args.param)
@@ -84,13 +85,17 @@ def _run_derive(args) -> int:
     show = sp.latex if args.latex else sp.sstr
     print(f"mechanism: {spec.name}  ({spec.description})" if spec.description else spec.name)
     print(f"PLLR L = log q/p:\n  {show(spec.pllr())}")
-    deriv = spec.derive(args.order, symbolic_timeout=args.timeout)
+    # Python warnings would reach stderr with a file path: record them and print them as
+    # "warning:" lines with the rest (the quadrature fallback is already in res.warnings)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        deriv = spec.derive(args.order, symbolic_timeout=args.timeout)
+        res = spec.cumulants(args.order, values or None, symbolic_timeout=args.timeout)
     for label, exprs in (("X (under P)", deriv.cumulants_x), ("Y (under Q)", deriv.cumulants_y)):
         print(f"cumulants of {label}:")
         for k, e in enumerate(exprs, start=1):
             text = show(e) if e is not None else "no closed form (mpmath quadrature)"
             print(f"  kappa_{k} = {text}")
-    res = spec.cumulants(args.order, values or None, symbolic_timeout=args.timeout)
     print(f"at {res.values}:")
     for k, (vx, vy, how) in enumerate(zip(res.x, res.y, res.provenance_x, strict=True), start=1):
         print(f"  kappa_{k}: X = {sp.Float(vx, 15)}, Y = {sp.Float(vy, 15)}  ({how})")
@@ -98,4 +103,7 @@ def _run_derive(args) -> int:
         print(f"  note: {note}")
     for w in res.warnings:
         print(f"  warning: {w}")
+    for w in caught:
+        if not issubclass(w.category, QuadratureFallbackWarning):
+            print(f"  warning: {w.category.__name__}: {w.message}")
     return 0

@@ -108,7 +108,7 @@ def epsilon_mu(mu: float, delta: float) -> float:
         if not (abs(step) < 1e-6 * max(1.0, root)):
             break
         root = max(root - step, 0.0)
-    return root
+    return float(root)  # a Python float (brentq may return np.float64), same value
 
 
 def poisson_subsampling_clt_mu(sigma: float, rate: float, steps: int) -> float:

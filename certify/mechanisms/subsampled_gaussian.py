@@ -472,8 +472,71 @@ _QUAD_NOTE = (
 )
 
 
+def _log_exact_sum_float(mu: float, rate: float, k: int) -> float:
+    """log E_P[(q/p)^k] in floats, log-sum-exp over the terms of :func:`_exact_sum` (a guide for
+    choosing the order only; no overflow at any mu)."""
+    half = 0.5 * mu * mu
+    terms = [math.lgamma(k + 1) - math.lgamma(j + 1) - math.lgamma(k - j + 1)
+             + (k - j) * math.log1p(-rate) + j * math.log(rate) + j * (j - 1) * half
+             for j in range(k + 1)]
+    top = max(terms)
+    return top + math.log(math.fsum(math.exp(t - top) for t in terms))
+
+
+def _sg_cgf_small_sigma(sigma: float | Fraction, rate: float | Fraction,
+                        direction: str) -> StepCGF:
+    r"""The Chernoff CGF where the certified quadrature refuses (mu > :data:`_MAX_QUAD_MU`).
+
+    P||Q: integer orders only, by the exact finite sum :func:`_exact_sum` (no quadrature; Arb
+    carries e^{j(j-1) mu^2/2} at any mu).
+
+    Q||P: :math:`\Lambda(\alpha) = \log E_P[w^{1-\alpha}]` is enclosed in
+    :math:`[0, (\alpha - 1)(-\log(1-p))]` for every real alpha > 1. Proof: w = q/p >= 1 - p
+    pointwise (w is 1 - p plus a positive term) and 1 - alpha < 0, so
+    :math:`w^{1-\alpha} \le (1-p)^{1-\alpha}`; and :math:`x \mapsto x^{1-\alpha}` is convex on
+    (0, inf) with E_P[w] = 1, so Jensen gives :math:`E_P[w^{1-\alpha}] \ge 1`. (The PLLR of this
+    order is -L <= -log(1 - p): a bounded loss; the upper end is what the Chernoff bound uses.)
+    """
+    mu_f, rate_f = 1.0 / float(sigma), float(rate)
+    if direction == DIRECTION_PQ:
+        def fl(a: float) -> float:
+            k = round(a)
+            if k != a or not 2 <= k <= INT_ORDER_MAX:
+                return math.inf
+            return _log_exact_sum_float(mu_f, rate_f, k)
+
+        def cert(a: arb) -> arb:
+            k = round(float(a.mid()))
+            if not (a == k and 2 <= k <= INT_ORDER_MAX):
+                raise NotApplicable(
+                    f"subsampled Gaussian with sigma = {float(sigma):.6g} < "
+                    f"{1.0 / _MAX_QUAD_MU:g}: only integer Renyi orders 2..{INT_ORDER_MAX} are "
+                    f"certified (exact sums), got alpha = {a}")
+            return _exact_sum(sigma, rate, k).log()
+
+        note = ("subsampled Gaussian (P||Q), sigma below the certified quadrature's range: "
+                "integer orders only, E_P[(q/p)^k] = sum_j C(k,j)(1-p)^(k-j) p^j "
+                "e^(j(j-1)mu^2/2) (Mironov, Talwar, Zhang 2019, Sec. 3.3); mu = 1/sigma exactly")
+        return StepCGF(fl, cert, True, note)
+    shift_f = -math.log1p(-rate_f)
+
+    def fl_back(a: float) -> float:
+        return (a - 1.0) * shift_f
+
+    def cert_back(a: arb) -> arb:
+        shift = -(-exact_ball(rate)).log1p()  # -log(1 - p) >= 0
+        return arb(0).union((a - 1) * shift)
+
+    note = ("subsampled Gaussian (Q||P), sigma below the certified quadrature's range: "
+            "log E_P[w^(1-alpha)] in [0, (alpha-1)(-log(1-p))] (w >= 1 - p; Jensen with "
+            "E_P[w] = 1)")
+    return StepCGF(fl_back, cert_back, False, note)
+
+
 def _sg_cgf(sigma: float | Fraction, rate: float | Fraction, direction: str) -> StepCGF:
     """log E_P[w^alpha] (P||Q) or log E_Q[(p/q)^alpha] = log E_P[w^(1-alpha)] (Q||P)."""
+    if not (1.0 / float(sigma) <= _MAX_QUAD_MU):  # the quadrature would refuse (as sg_power_moment)
+        return _sg_cgf_small_sigma(sigma, rate, direction)
     forward = direction == DIRECTION_PQ
 
     def expo(a):
