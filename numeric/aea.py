@@ -27,9 +27,10 @@ delta = d + (1 - d) delta_pure.
 Edgeworth) estimate (:mod:`numeric.saddlepoint`; relative eps error below 1e-5 wherever its own
 diagnostics pass): a warning is issued when AEA is predicted to be more than
 :data:`AEA_TOLERANCE` (1%) off, or when the saddlepoint's diagnostics fire (the regime -- few
-sampled steps, a root deep in the tail, heavy cumulants -- where both expansions break down).
-For eps(delta) the check costs one saddlepoint *delta* evaluation at AEA's eps, turned into an
-eps error by Newton's step with the slope of AEA's own surrogate (:func:`_checked_root`); for
+sampled steps, a root deep in the tail, heavy cumulants -- where both expansions break down),
+or when the saddlepoint does not apply to the query (the answer is then unchecked). For
+eps(delta) the check costs one saddlepoint *delta* evaluation at AEA's eps, turned into an eps
+error by Newton's step with the slope of AEA's own surrogate (:func:`_checked_root`); for
 delta(eps) the two deltas are compared at up to 16 of the eps. Facts true of every answer for a
 mechanism (e.g. a lattice PLLR) are notes in ``details["notes"]``, not warnings, so that
 ``warnings`` means "check this answer".
@@ -177,12 +178,19 @@ def _saddlepoint_epsilon(comp: Composition, delta: float):
     return saddlepoint_epsilon(comp, delta, order=2)
 
 
+def _unchecked(what: str, exc: Exception) -> str:
+    """The warning of an answer the reliability check could not vouch for (no saddlepoint)."""
+    first = str(exc).split(";")[0]
+    return (f"the reliability check (the saddlepoint) does not apply to this {what} ({first}); "
+            "this AEA answer is unchecked and may be far off: use method 'auto' or 'certified'")
+
+
 def _checked_against_saddlepoint(aea_value, sp_call, what: str) -> list[str]:
     """The reliability diagnostic (module docstring): warnings, empty when AEA agrees."""
     try:
         sp = sp_call()
-    except NotApplicable:
-        return []
+    except NotApplicable as exc:
+        return [_unchecked(what, exc)]
     fired = sp.details.get("diagnostics", [])
     if fired:
         return [f"the saddlepoint diagnostics fire for this {what} ({len(fired)}: e.g. "
@@ -223,8 +231,8 @@ def _checked_root(comp: Composition, p: _Profile, eps: float, delta: float,
                                             "query")
     try:
         sp = _saddlepoint_delta(comp, eps)
-    except NotApplicable:
-        return []
+    except NotApplicable as exc:
+        return [_unchecked("query", exc)]
     fired = sp.details.get("diagnostics", [])
     if fired:
         return [f"the saddlepoint diagnostics fire for this query ({len(fired)}: e.g. "

@@ -229,11 +229,6 @@ def _mp_threshold_lower_delta(sigma, rate, m, eps, c):
         return -mp.expm1(m * mp.log1p(-r)) - mp.exp(eps) * m * sf(mp.mpf(c))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "numeric/aea.py (helper 'aea'): the q-only AEA returns eps 4.8e-5 with no warning for "
-    "sigma 1, rate 1e-9, 1e6 steps, delta 1e-300, while eps >= 14 is proven (threshold test); "
-    "auto's certified enclosure is [0, 16.90]. The Edgeworth tail at 1e-300 is beyond its "
-    "reach: aea must warn (or refuse) where delta is below what its error bound supports"))
 @pytest.mark.parametrize("method", ["aea", "aea-ea"])
 def test_aea_tiny_rate_tiny_delta_warns_or_is_right(method):
     from numeric import PoissonSubsampledGaussian, compose, epsilon
