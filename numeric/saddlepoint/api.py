@@ -21,9 +21,8 @@ from ..errors import NotApplicable
 from ..mechanisms.base import DIRECTION_QP
 from ..results import DeltaResult, EpsilonResult
 from .diagnostics import (
-    fired_note,
+    finish,
     is_exact_gaussian,
-    lattice_note,
     point_details,
     point_diagnostics,
     regime_diagnostics,
@@ -160,9 +159,7 @@ def saddlepoint_delta(composition, eps: float | np.ndarray, order: int = 2, *,
     pure = stacked[win, np.arange(stacked.shape[1])]
     if np.any(pure > 1.0):
         warns.append("the saddlepoint delta exceeds 1 at some eps; clipped to 1")
-    fired = list(warns)
-    fired_note(warns)  # before the lattice note: that note alone is not a fired diagnostic
-    lattice_note(comp, warns)
+    warnings, fired = finish(comp, warns)  # the one source of details["diagnostics"]
     pure = np.clip(pure, 0.0, 1.0)
     d = comp.delta_part
     total = (d + (1.0 - d) * pure).reshape(e.shape)
@@ -177,7 +174,7 @@ def saddlepoint_delta(composition, eps: float | np.ndarray, order: int = 2, *,
         estimate=not is_exact_gaussian(comp) or any("resolves eps" in w for w in fired),
         direction=str(dirs.reshape(-1)[0]) if scalar else dirs,
         per_direction={k: (float(v.reshape(-1)[0]) if scalar else v) for k, v in per_dir.items()},
-        warnings=tuple(warns),
+        warnings=warnings,
         details=details,
     )
 
@@ -243,9 +240,7 @@ def saddlepoint_epsilon(composition, delta: float, order: int = 2, *,
             details["saddlepoint"][direction] = {**point_details(p, roots), "evals": n_eval}
             warns.extend(point_diagnostics(p, direction))
         warns.extend(regime_diagnostics(comp, direction))
-    details["diagnostics"] = list(warns)
-    fired_note(warns)  # before the lattice note: that note alone is not a fired diagnostic
-    lattice_note(comp, warns)
+    warnings, details["diagnostics"] = finish(comp, warns)  # the one source of the state
     direction = max(per_dir, key=per_dir.get)
     return EpsilonResult(per_dir[direction], delta, METHOD, estimate, direction, per_dir,
-                         tuple(warns), details)
+                         warnings, details)

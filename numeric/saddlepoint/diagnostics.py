@@ -23,6 +23,7 @@ __all__ = [
     "L3_MAX",
     "L4_MAX",
     "ORDER_DISAGREEMENT_MAX",
+    "finish",
     "fired_note",
     "is_exact_gaussian",
     "lattice_note",
@@ -152,6 +153,32 @@ def lattice_note(comp: Composition, warns: list[str]) -> None:
             + ("; the 'exact' method is available for this composition" if exact else
                "; a certified method bounds it")
         )
+
+
+def finish(comp: Composition, fired: list[str]) -> tuple[tuple[str, ...], list[str]]:
+    r"""The query's warnings and ``details["diagnostics"]`` from one list: the single source of
+    truth of the diagnostic state.
+
+    Every warning of the query that says the estimate may be off (point diagnostics, the regime,
+    the tilt resolution, saturation, clipping, the search's notes) is a *fired diagnostic*; the
+    notes appended here are not. The warnings are ``fired`` (deduplicated, in order), then
+    :data:`FIRED_NOTE` if and only if ``fired`` is non-empty, then the lattice note
+    (:func:`lattice_note`), which alone never makes the diagnostics fire. ``auto``
+    (:mod:`numeric.auto`) accepts the estimate only when the returned diagnostics are empty,
+    so the note in the warnings and the diagnostics it reads cannot disagree.
+
+    Args:
+        comp: The composition.
+        fired: The fired diagnostics of the query (not modified).
+
+    Returns:
+        ``(warnings, diagnostics)``: the result's warnings and its ``details["diagnostics"]``.
+    """
+    diagnostics = list(dict.fromkeys(fired))
+    warns = list(diagnostics)
+    fired_note(warns)
+    lattice_note(comp, warns)
+    return tuple(warns), diagnostics
 
 
 def is_exact_gaussian(comp: Composition) -> bool:
