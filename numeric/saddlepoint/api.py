@@ -21,6 +21,7 @@ from ..errors import NotApplicable
 from ..mechanisms.base import DIRECTION_QP
 from ..results import DeltaResult, EpsilonResult
 from .diagnostics import (
+    accuracy_diagnostics,
     finish,
     is_exact_gaussian,
     point_details,
@@ -109,7 +110,10 @@ def saddlepoint_delta(composition, eps: float | np.ndarray, order: int = 2, *,
         ValueError: on invalid arguments.
         NotApplicable: for a mechanism without a CGF ("use aea"), or where the method cannot
             answer (a tilted law that degenerates to a point mass, as for one or a few
-            two-point steps far in their tail).
+            two-point steps far in their tail), and for a scalar eps where the tilted
+            Edgeworth factor is not positive (the expansion gives no delta there). For a vector
+            of eps such a point reports delta = 0 with a fired diagnostic, so the other points
+            stay answered (curves, the AEA honesty check).
     """
     comp = compose(composition)
     e = as_float_array("eps", eps, nonnegative=True)
@@ -147,9 +151,17 @@ def saddlepoint_delta(composition, eps: float | np.ndarray, order: int = 2, *,
                 if w not in warns:
                     warns.append(w)
                 continue
+            if np.ndim(eps) == 0 and not (p.factor > 0.0):
+                raise NotApplicable(
+                    f"{direction}: the tilted Edgeworth factor is not positive ({p.factor:.3g}) "
+                    f"at eps={float(flat[i])!r} (t={p.t:.4g}): the expansion gives no delta "
+                    "there; the saddlepoint method does not apply to this query (use 'exact' "
+                    "where it applies, or a certified method)")
             vals[i] = _exp(p.log_delta) if not math.isnan(p.log_delta) else 0.0
             det[direction].append(point_details(p))
             for w in [*point_diagnostics(p, direction), *regime_diagnostics(comp, direction),
+                      *accuracy_diagnostics(comp, p, direction, order,
+                                            direction == DIRECTION_QP, store),
                       *_resolution(p, float(flat[i]), direction)]:
                 if w not in warns:
                     warns.append(w)
@@ -239,6 +251,8 @@ def saddlepoint_epsilon(composition, delta: float, order: int = 2, *,
         if p is not None:
             details["saddlepoint"][direction] = {**point_details(p, roots), "evals": n_eval}
             warns.extend(point_diagnostics(p, direction))
+            warns.extend(accuracy_diagnostics(comp, p, direction, order,
+                                              direction == DIRECTION_QP, store, log_target))
         warns.extend(regime_diagnostics(comp, direction))
     warnings, details["diagnostics"] = finish(comp, warns)  # the one source of the state
     direction = max(per_dir, key=per_dir.get)

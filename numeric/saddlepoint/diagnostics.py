@@ -14,19 +14,27 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from ..cgf import CGFCache
 from ..composition import Composition
-from .points import Point
+from .points import Point, points_batch
 
 __all__ = [
+    "CHECK_ORDER",
+    "EPS_ERROR_MAX",
     "FEW_SAMPLED_STEPS",
     "FIRED_NOTE",
     "L3_MAX",
     "L4_MAX",
+    "LATTICE_ERROR_MAX",
     "ORDER_DISAGREEMENT_MAX",
+    "accuracy_diagnostics",
     "finish",
     "fired_note",
     "is_exact_gaussian",
     "lattice_note",
+    "lattice_span",
     "point_details",
     "point_diagnostics",
     "regime_diagnostics",
@@ -37,6 +45,9 @@ L3_MAX = 0.2
 L4_MAX = 0.1
 ORDER_DISAGREEMENT_MAX = 1e-3
 FEW_SAMPLED_STEPS = 10.0  # sum(rate * m) below this: the "one big step" regime
+CHECK_ORDER = 2  # orders below this are also compared with this order (accuracy_diagnostics)
+LATTICE_ERROR_MAX = 1e-3  # relative delta error estimated for the lattice (accuracy_diagnostics)
+EPS_ERROR_MAX = 2e-3  # relative eps error estimated from a delta error (accuracy_diagnostics)
 FIRED_NOTE = ("diagnostics fired: the saddlepoint estimate may be inaccurate here; method "
               "'auto' falls back to a certified or exact answer")
 
@@ -67,6 +78,109 @@ def point_diagnostics(p: Point, direction: str) -> list[str]:
     if not (p.factor > 0.0):
         warns.append(f"{direction}: the tilted Edgeworth factor is not positive ({p.factor:.3g})")
     return warns
+
+
+def lattice_span(comp: Composition) -> float:
+    """The largest atom spacing of a term's PLLR: max of ess sup L - ess inf L over the terms,
+    when every term has atoms (two-point laws, Laplace); 0 when some term has none (a Gaussian
+    or subsampled-Gaussian term convolves the lattice with a smooth law; not checked: whether
+    its spread is large against the span) or the spacing is unbounded.
+
+    A conservative span of the composed PLLR's atoms: sums of several spans interleave and only
+    make the composed atoms denser.
+
+    Args:
+        comp: A composition.
+
+    Returns:
+        The span h >= 0.
+    """
+    if not all(m.lattice for m, _ in comp.terms):
+        return 0.0  # a term without atoms (Gaussian, subsampled Gaussian) smooths the lattice
+    spans = [m.pllr_sup() - m.pllr_inf() for m, _ in comp.terms]
+    return max((h for h in spans if math.isfinite(h)), default=0.0)
+
+
+def accuracy_diagnostics(comp: Composition, p: Point, direction: str, order: int,
+                         swap: bool, cache: CGFCache,
+                         log_target: float | None = None) -> list[str]:
+    r"""Two estimates of the error of the answer at the point ``p``, and their warnings.
+
+    * **order check**: at orders r < :data:`CHECK_ORDER` the factor F_r is compared with the
+      order-2 factor F_2 at the same tilt (the order r vs r - 1 disagreement is empty at
+      order 0 and weak at order 1: randomized-response mixtures at orders 0 and 1 passed it
+      while 12% low); the relative difference |F_r - F_2|/|F_2| estimates the relative error of
+      delta.
+    * **lattice**: where a term's PLLR has atoms of spacing up to h (:func:`lattice_span`), the
+      tilted expectation :math:`E_t[w_t(Z)]` of the kinked weight
+      :math:`w_t(z) = e^{-tz}(1 - e^{-z})_+` is a lattice sum, which the smooth Edgeworth
+      density replaces by an integral. By Euler-Maclaurin (the periodic Bernoulli function
+      :math:`|B_2|/2 \le 1/12`) the kink (slope jump 1 at z = 0, density
+      :math:`\approx 1/(s\sqrt{2\pi})`) costs up to :math:`h^2/(12 s\sqrt{2\pi})`, and the
+      factor :math:`e^{-tz}` varies on the scale 1/|t|; relative to :math:`E_t[w_t] \approx
+      s/\sqrt{2\pi}` this is :math:`(h/s)^2 \max(1, (|t| + 1)^2 s^2)/12`, fired above
+      :data:`LATTICE_ERROR_MAX`. An error *estimate*, not a bound (checked against certified
+      intervals in ``tests/test_saddlepoint_reliability.py``).
+
+    For eps(delta) (``log_target`` given) a relative delta error e moves the root by
+    :math:`e/|\partial_\varepsilon\log\delta_r|` with
+    :math:`\partial_\varepsilon\log\delta_r = \text{slope}/K''(t)` (eps = K'(t)); relative
+    to eps this is fired above :data:`EPS_ERROR_MAX` (near eps = 0 a small delta error moves eps
+    by a large relative amount). An answer eps = 0 (the estimate of delta(0) is at or below the
+    target) fires when the delta error estimate exceeds its margin below the target.
+
+    Args:
+        comp: The composition.
+        p: The saddlepoint point of the answer (positive factor).
+        direction: Its pair order, prefixed to every warning.
+        order: The Edgeworth order r of ``p``.
+        swap: Whether ``direction`` is the swapped pair order.
+        cache: The per-mechanism cache (for the order-2 point).
+        log_target: log of the target (pure) delta for eps(delta); None for delta(eps).
+
+    Returns:
+        The warnings that fire (empty when none does).
+    """
+    eps_query = log_target is not None
+    if not (p.factor > 0.0 and p.var > 0.0):
+        return []  # point_diagnostics fires on a non-positive factor
+    errors: list[tuple[str, float]] = []
+    if order < CHECK_ORDER:
+        q = points_batch(comp, CHECK_ORDER, np.array([swap]), np.array([p.t]), cache)[0]
+        if q.factor > 0.0:
+            errors.append((f"order {order} vs {CHECK_ORDER}", abs(p.factor - q.factor) / q.factor))
+        else:
+            errors.append((f"order {order} vs {CHECK_ORDER}", math.inf))
+    elif eps_query:
+        errors.append((f"orders {order} vs {order - 1}", p.disagreement))
+    h = lattice_span(comp)
+    if h > 0.0:
+        lat = (h / p.s) ** 2 / 12.0
+        errors.append(("lattice", lat))
+        if not eps_query and lat > LATTICE_ERROR_MAX:
+            return [f"{direction}: atoms of spacing up to {h:.3g} against the tilted standard "
+                    f"deviation s={p.s:.3g}: the smooth tilted density misses the lattice by an "
+                    f"estimated {lat:.2g} relative in delta"]
+    out = []
+    if not eps_query:
+        e = next((v for k, v in errors if k.startswith("order ")), 0.0)
+        if e > ORDER_DISAGREEMENT_MAX:
+            out.append(f"{direction}: orders {order} and {CHECK_ORDER} disagree by {e:.2e} "
+                       "(relative) at the saddlepoint")
+        return out
+    if log_target is not None and p.log_delta < log_target:  # the answer eps = 0
+        margin = log_target - p.log_delta
+        return [f"{direction}: eps = 0 rests on delta(0) below the target by a relative "
+                f"{math.expm1(margin):.2g}, within the estimated error of delta ({what}: "
+                f"{e:.2g})" for what, e in errors if math.log1p(e) > margin][:1]
+    sens = abs(p.slope / p.var * p.eps)  # d log delta / d log eps
+    for what, e in errors:
+        rel = math.log1p(e) / sens if sens > 0.0 else (math.inf if e > 0.0 else 0.0)
+        if rel > EPS_ERROR_MAX:
+            out.append(f"{direction}: the estimated relative error of delta ({what}: {e:.2g}) "
+                       f"moves eps={p.eps:.6g} by an estimated {rel:.2g} relative "
+                       f"(d log delta / d log eps = {sens:.3g})")
+    return out
 
 
 def sampled_steps(comp: Composition) -> float:
