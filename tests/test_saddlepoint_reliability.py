@@ -267,7 +267,7 @@ def _mechanism(kind: str, eps0: float, d: float):
 # eps0 = 10^(k/8), k in -24..1 (1e-3 .. 1.33); approx-DP delta part 10^-j, j in 5..9
 _TERM = st.tuples(st.sampled_from(["rr", "rr", "laplace", "adp"]),
                   st.integers(-24, 1).map(lambda k: k / 8.0), st.integers(-9, -5),
-                  st.sampled_from([44, 16, 30, 11, 5, 2, 1]))
+                  st.sampled_from([600, 44, 200, 16, 30, 11, 5, 2, 1]))
 _QUERY = st.tuples(st.lists(_TERM, min_size=1, max_size=3), st.sampled_from([2, 1, 0]),
                    st.booleans(), st.integers(1, 99).map(lambda k: k / 100.0))
 
@@ -292,25 +292,61 @@ def _check_unflagged_within_one_percent(query) -> None:
         return
     try:
         if eps_query:
-            # eps(delta) within 1% of the true eps(x), through certified delta(eps), which is
-            # decreasing in eps (one certified delta is far cheaper than a certified eps):
-            # delta(1.01 eps) > x proves eps(x) > 1.01 eps, delta(eps/1.01) < x proves
-            # eps(x) < eps/1.01
-            eps = sp.epsilon
-            if not math.isfinite(eps):  # no finite eps: delta at or below the delta part
-                assert x <= comp.delta_part
-                return
-            low = certify.certified_delta(comp, 1.01 * eps, time_budget=10).lower_value
-            assert not low > x, ("more than 1% low", eps, x, low, sp.warnings)
-            if eps > 0.0:
-                high = certify.certified_delta(comp, eps / 1.01, time_budget=10).value
-                assert not high < x, ("more than 1% high", eps, x, high, sp.warnings)
+            _assert_eps_within_one_percent(certify, comp, x, sp)
             return
         bound = certify.certified_delta(comp, x, time_budget=10)
     except NotApplicable:
         return
     lower, upper = bound.lower_value, bound.value
     assert _off(sp.delta, lower, upper) <= 0.01, (sp.delta, lower, upper, sp.warnings)
+
+
+def _assert_eps_within_one_percent(certify, comp, delta: float, sp) -> None:
+    """eps(delta) within 1% of the true eps(delta), through certified delta(eps), decreasing
+    in eps (one certified delta is far cheaper than a certified eps): delta(1.01 eps) > delta
+    proves eps(delta) > 1.01 eps, delta(eps/1.01) < delta proves eps(delta) < eps/1.01."""
+    eps = sp.epsilon
+    if not math.isfinite(eps):  # no finite eps: delta at or below the delta part
+        assert delta <= comp.delta_part
+        return
+    low = certify.certified_delta(comp, 1.01 * eps, time_budget=10).lower_value
+    assert not low > delta, ("more than 1% low", eps, delta, low, sp.warnings)
+    if eps > 0.0:
+        high = certify.certified_delta(comp, eps / 1.01, time_budget=10).value
+        assert not high < delta, ("more than 1% high", eps, delta, high, sp.warnings)
+
+
+# Unflagged after the fix in task sp2's probe (seeds 1, 2), mixtures without an exact method;
+# observed errors against certify 2e-4 .. 4e-3.
+_UNFLAGGED = [
+    ([(RandomizedResponse(0.24048174063281572), 1), (RandomizedResponse(0.943432015745383), 60)],
+     0.08354434268356939, 2),
+    ([(ApproxDP(0.07634793181591241, 6.596095744526372e-09), 200),
+      (RandomizedResponse(0.002274360943527922), 60)], 1.5143538039145376e-05, 0),
+    ([(RandomizedResponse(0.0026108949976843846), 60), (Laplace(785.5831841103957), 30)],
+     4.925737043044917e-09, 0),
+    ([(RandomizedResponse(0.03830868897996655), 60),
+      (RandomizedResponse(0.004154659869471044), 30)], 1.6640321059139754e-05, 0),
+    ([(RandomizedResponse(0.09216112240103012), 10),
+      (RandomizedResponse(0.05272727422880411), 60)], 1.7372117009250553e-07, 0),
+    ([(Laplace(77.42817983245874), 1), (RandomizedResponse(0.12694958594164474), 60)],
+     0.011164813624932445, 2),
+    ([(RandomizedResponse(0.32977756968326083), 200),
+      (RandomizedResponse(0.0016553936889784258), 5)], 0.18664783490217685, 0),
+]
+
+
+def test_unflagged_mixtures_are_within_one_percent_and_not_all_flagged():
+    certify = pytest.importorskip("certify")
+    unflagged = 0
+    for terms, delta, order in _UNFLAGGED:
+        comp = compose(terms)
+        sp = saddlepoint_epsilon(comp, delta, order=order)
+        _assert_consistent(sp)
+        if not sp.details["diagnostics"]:
+            unflagged += 1
+            _assert_eps_within_one_percent(certify, comp, delta, sp)
+    assert unflagged >= len(_UNFLAGGED) // 2  # the checks do not flag everything
 
 
 @settings(max_examples=60, deadline=None, derandomize=True,
