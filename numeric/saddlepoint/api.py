@@ -110,10 +110,11 @@ def saddlepoint_delta(composition, eps: float | np.ndarray, order: int = 2, *,
         ValueError: on invalid arguments.
         NotApplicable: for a mechanism without a CGF ("use aea"), or where the method cannot
             answer (a tilted law that degenerates to a point mass, as for one or a few
-            two-point steps far in their tail), and for a scalar eps where the tilted
-            Edgeworth factor is not positive (the expansion gives no delta there). For a vector
-            of eps such a point reports delta = 0 with a fired diagnostic, so the other points
-            stay answered (curves, the AEA honesty check).
+            two-point steps far in their tail). Where the tilted Edgeworth factor is not
+            positive the expansion gives no delta: delta = 0 is reported with a fired
+            diagnostic (not NotApplicable: the AEA honesty check in :mod:`numeric.aea` asks
+            for a scalar eps and warns from these diagnostics, and curves keep their other
+            points).
     """
     comp = compose(composition)
     e = as_float_array("eps", eps, nonnegative=True)
@@ -151,12 +152,6 @@ def saddlepoint_delta(composition, eps: float | np.ndarray, order: int = 2, *,
                 if w not in warns:
                     warns.append(w)
                 continue
-            if np.ndim(eps) == 0 and not (p.factor > 0.0):
-                raise NotApplicable(
-                    f"{direction}: the tilted Edgeworth factor is not positive ({p.factor:.3g}) "
-                    f"at eps={float(flat[i])!r} (t={p.t:.4g}): the expansion gives no delta "
-                    "there; the saddlepoint method does not apply to this query (use 'exact' "
-                    "where it applies, or a certified method)")
             vals[i] = _exp(p.log_delta) if not math.isnan(p.log_delta) else 0.0
             det[direction].append(point_details(p))
             for w in [*point_diagnostics(p, direction), *regime_diagnostics(comp, direction),
