@@ -21,7 +21,9 @@ from ..errors import NotApplicable
 from ..mechanisms.base import DIRECTION_QP
 from ..results import DeltaResult, EpsilonResult
 from .diagnostics import (
+    CHECK_ORDER,
     accuracy_diagnostics,
+    check_points,
     finish,
     is_exact_gaussian,
     point_details,
@@ -87,6 +89,20 @@ def _delta_search(eps: float) -> Generator[Request, dict, Point | SaturatedError
     return (yield "point", [t])[t].checked()
 
 
+def _check_points(comp, order: int, direction: str, found: dict, size: int,
+                  store) -> dict[int, Point]:
+    """The order-2 check points of the usable points of one pair order, in one batch (orders 0
+    and 1 only; :func:`~.diagnostics.accuracy_diagnostics`), keyed by eps index."""
+    if order >= CHECK_ORDER:
+        return {}
+    usable = {i: p for i in range(size) if isinstance(p := found.get((direction, i)), Point)
+              and p.factor > 0.0 and p.var > 0.0}
+    if not usable:
+        return {}
+    pts = check_points(comp, direction == DIRECTION_QP, [p.t for p in usable.values()], store)
+    return dict(zip(usable, pts, strict=True))
+
+
 def saddlepoint_delta(composition, eps: float | np.ndarray, order: int = 2, *,
                       cache: bool = True) -> DeltaResult:
     r"""Saddlepoint (tilted-Edgeworth) estimate of delta(eps), vectorized over eps.
@@ -138,6 +154,7 @@ def saddlepoint_delta(composition, eps: float | np.ndarray, order: int = 2, *,
     for direction in comp.directions:
         vals = np.zeros(flat.size)
         det[direction] = []
+        check = _check_points(comp, order, direction, found, flat.size, store)
         for i in range(flat.size):
             p = found.get((direction, i))
             if p is None:
@@ -156,7 +173,8 @@ def saddlepoint_delta(composition, eps: float | np.ndarray, order: int = 2, *,
             det[direction].append(point_details(p))
             for w in [*point_diagnostics(p, direction), *regime_diagnostics(comp, direction),
                       *accuracy_diagnostics(comp, p, direction, order,
-                                            direction == DIRECTION_QP, store),
+                                            direction == DIRECTION_QP, store,
+                                            check=check.get(i)),
                       *_resolution(p, float(flat[i]), direction)]:
                 if w not in warns:
                     warns.append(w)

@@ -32,6 +32,7 @@ __all__ = [
     "LATTICE_ERROR_MAX",
     "ORDER_DISAGREEMENT_MAX",
     "accuracy_diagnostics",
+    "check_points",
     "finish",
     "fired_note",
     "is_exact_gaussian",
@@ -105,7 +106,8 @@ def lattice_span(comp: Composition) -> float:
 
 def accuracy_diagnostics(comp: Composition, p: Point, direction: str, order: int,
                          swap: bool, cache: CGFCache,
-                         log_target: float | None = None) -> list[str]:
+                         log_target: float | None = None,
+                         check: Point | None = None) -> list[str]:
     r"""Two estimates of the error of the answer at the point ``p``, and their warnings.
 
     * **order check**: at orders r < :data:`CHECK_ORDER` the factor F_r is compared with the
@@ -143,6 +145,7 @@ def accuracy_diagnostics(comp: Composition, p: Point, direction: str, order: int
         swap: Whether ``direction`` is the swapped pair order.
         cache: The per-mechanism cache (for the order-2 point).
         log_target: log of the target (pure) delta for eps(delta); None for delta(eps).
+        check: The order-2 point at ``p.t`` if already evaluated (a batch for many eps).
 
     Returns:
         The warnings that fire (empty when none does).
@@ -152,7 +155,7 @@ def accuracy_diagnostics(comp: Composition, p: Point, direction: str, order: int
         return []  # point_diagnostics fires on a non-positive factor
     errors: list[tuple[str, float]] = []
     if order < CHECK_ORDER:
-        q = points_batch(comp, CHECK_ORDER, np.array([swap]), np.array([p.t]), cache)[0]
+        q = check if check is not None else check_points(comp, swap, [p.t], cache)[0]
         if q.factor > 0.0:
             errors.append((f"order {order} vs {CHECK_ORDER}", abs(p.factor - q.factor) / q.factor))
         else:
@@ -187,6 +190,23 @@ def accuracy_diagnostics(comp: Composition, p: Point, direction: str, order: int
                        f"moves eps={p.eps:.6g} by an estimated {rel:.2g} relative "
                        f"(d log delta / d log eps = {sens:.3g})")
     return out
+
+
+def check_points(comp: Composition, swap: bool, tilts: list[float],
+                 cache: CGFCache) -> list[Point]:
+    """The order-:data:`CHECK_ORDER` points at ``tilts`` (one pair order), in one batch.
+
+    Args:
+        comp: The composition.
+        swap: Whether the pair order is the swapped one.
+        tilts: The tilts.
+        cache: The per-mechanism cache.
+
+    Returns:
+        One point per tilt (see :func:`~numeric.saddlepoint.points.points_batch`).
+    """
+    t = np.array(tilts, dtype=float)
+    return points_batch(comp, CHECK_ORDER, np.full(t.size, swap), t, cache)
 
 
 def sampled_steps(comp: Composition) -> float:
