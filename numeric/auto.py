@@ -6,8 +6,11 @@ Policy (the default method everywhere):
    and (eps0, delta)-DP steps sharing one eps0: the binomial formula), return it
    (``estimate=False``).
 2. **saddlepoint** -- the tilted-Edgeworth estimate when its diagnostics pass (standardized tilted
-   cumulants small, orders r and r - 1 agree, one root, positive factor): relative eps error
-   below 1e-5 wherever they pass (``benchmarks/bench_saddlepoint.py``).
+   cumulants small, orders r and r - 1 and r and 2 agree, the lattice error estimate small, one
+   root, positive factor). Where they pass, the estimate was within 1% of the certified
+   interval in every check made (``tests/test_saddlepoint_reliability.py``,
+   ``docs/saddlepoint-reliability.md``); often far closer (``benchmarks/bench_saddlepoint.py``),
+   but no 1e-5 accuracy is claimed.
 3. **certified** -- when the diagnostics fire or the saddlepoint does not apply, the ``certified``
    plug-in (certify, found through the method registry; numeric never imports it) with what is
    left of the time budget (:data:`AUTO_TIME_BUDGET` seconds for the whole ``auto`` call,

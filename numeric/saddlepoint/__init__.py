@@ -105,7 +105,13 @@ query).
 
 Diagnostics (always computed; warnings and ``details``; :mod:`numeric.saddlepoint.diagnostics`):
 |l_3| > 0.2 or |l_4| > 0.1 at the saddlepoint, relative disagreement above 1e-3 between orders r
-and r - 1, more than one root, a non-positive tilted-Edgeworth factor, and -- by regime rather
+and r - 1 (and, at orders 0 and 1, between orders r and 2), a lattice error estimate
+:math:`(h/s)^2/12` above 1e-3 when every term's PLLR has atoms of spacing up to h, for eps(delta)
+either delta error moving eps by more than 2e-3 relative (through
+:math:`\partial_\varepsilon \log\delta_r`;
+:func:`~numeric.saddlepoint.diagnostics.accuracy_diagnostics`), more than one root, a
+non-positive tilted-Edgeworth factor (for a scalar eps in delta(eps): NotApplicable), and -- by
+regime rather
 than by value -- a composition of Poisson-subsampled mechanisms whose expected number of sampled
 steps sum(rate * m) is below 10 (the bimodal "one big step" regime, where the benchmark's
 certified references are too wide to establish the estimate's accuracy). They fire where the

@@ -21,9 +21,11 @@ from ..errors import NotApplicable
 from ..mechanisms.base import DIRECTION_QP
 from ..results import DeltaResult, EpsilonResult
 from .diagnostics import (
-    fired_note,
+    CHECK_ORDER,
+    accuracy_diagnostics,
+    check_points,
+    finish,
     is_exact_gaussian,
-    lattice_note,
     point_details,
     point_diagnostics,
     regime_diagnostics,
@@ -87,6 +89,20 @@ def _delta_search(eps: float) -> Generator[Request, dict, Point | SaturatedError
     return (yield "point", [t])[t].checked()
 
 
+def _check_points(comp, order: int, direction: str, found: dict, size: int,
+                  store) -> dict[int, Point]:
+    """The order-2 check points of the usable points of one pair order, in one batch (orders 0
+    and 1 only; :func:`~.diagnostics.accuracy_diagnostics`), keyed by eps index."""
+    if order >= CHECK_ORDER:
+        return {}
+    usable = {i: p for i in range(size) if isinstance(p := found.get((direction, i)), Point)
+              and p.factor > 0.0 and p.var > 0.0}
+    if not usable:
+        return {}
+    pts = check_points(comp, direction == DIRECTION_QP, [p.t for p in usable.values()], store)
+    return dict(zip(usable, pts, strict=True))
+
+
 def saddlepoint_delta(composition, eps: float | np.ndarray, order: int = 2, *,
                       cache: bool = True) -> DeltaResult:
     r"""Saddlepoint (tilted-Edgeworth) estimate of delta(eps), vectorized over eps.
@@ -110,7 +126,11 @@ def saddlepoint_delta(composition, eps: float | np.ndarray, order: int = 2, *,
         ValueError: on invalid arguments.
         NotApplicable: for a mechanism without a CGF ("use aea"), or where the method cannot
             answer (a tilted law that degenerates to a point mass, as for one or a few
-            two-point steps far in their tail).
+            two-point steps far in their tail). Where the tilted Edgeworth factor is not
+            positive the expansion gives no delta: delta = 0 is reported with a fired
+            diagnostic (not NotApplicable: the AEA honesty check in :mod:`numeric.aea` asks
+            for a scalar eps and warns from these diagnostics, and curves keep their other
+            points).
     """
     comp = compose(composition)
     e = as_float_array("eps", eps, nonnegative=True)
@@ -134,6 +154,7 @@ def saddlepoint_delta(composition, eps: float | np.ndarray, order: int = 2, *,
     for direction in comp.directions:
         vals = np.zeros(flat.size)
         det[direction] = []
+        check = _check_points(comp, order, direction, found, flat.size, store)
         for i in range(flat.size):
             p = found.get((direction, i))
             if p is None:
@@ -151,6 +172,9 @@ def saddlepoint_delta(composition, eps: float | np.ndarray, order: int = 2, *,
             vals[i] = _exp(p.log_delta) if not math.isnan(p.log_delta) else 0.0
             det[direction].append(point_details(p))
             for w in [*point_diagnostics(p, direction), *regime_diagnostics(comp, direction),
+                      *accuracy_diagnostics(comp, p, direction, order,
+                                            direction == DIRECTION_QP, store,
+                                            check=check.get(i)),
                       *_resolution(p, float(flat[i]), direction)]:
                 if w not in warns:
                     warns.append(w)
@@ -160,9 +184,7 @@ def saddlepoint_delta(composition, eps: float | np.ndarray, order: int = 2, *,
     pure = stacked[win, np.arange(stacked.shape[1])]
     if np.any(pure > 1.0):
         warns.append("the saddlepoint delta exceeds 1 at some eps; clipped to 1")
-    fired = list(warns)
-    fired_note(warns)  # before the lattice note: that note alone is not a fired diagnostic
-    lattice_note(comp, warns)
+    warnings, fired = finish(comp, warns)  # the one source of details["diagnostics"]
     pure = np.clip(pure, 0.0, 1.0)
     d = comp.delta_part
     total = (d + (1.0 - d) * pure).reshape(e.shape)
@@ -177,7 +199,7 @@ def saddlepoint_delta(composition, eps: float | np.ndarray, order: int = 2, *,
         estimate=not is_exact_gaussian(comp) or any("resolves eps" in w for w in fired),
         direction=str(dirs.reshape(-1)[0]) if scalar else dirs,
         per_direction={k: (float(v.reshape(-1)[0]) if scalar else v) for k, v in per_dir.items()},
-        warnings=tuple(warns),
+        warnings=warnings,
         details=details,
     )
 
@@ -242,10 +264,10 @@ def saddlepoint_epsilon(composition, delta: float, order: int = 2, *,
         if p is not None:
             details["saddlepoint"][direction] = {**point_details(p, roots), "evals": n_eval}
             warns.extend(point_diagnostics(p, direction))
+            warns.extend(accuracy_diagnostics(comp, p, direction, order,
+                                              direction == DIRECTION_QP, store, log_target))
         warns.extend(regime_diagnostics(comp, direction))
-    details["diagnostics"] = list(warns)
-    fired_note(warns)  # before the lattice note: that note alone is not a fired diagnostic
-    lattice_note(comp, warns)
+    warnings, details["diagnostics"] = finish(comp, warns)  # the one source of the state
     direction = max(per_dir, key=per_dir.get)
     return EpsilonResult(per_dir[direction], delta, METHOD, estimate, direction, per_dir,
-                         tuple(warns), details)
+                         warnings, details)
