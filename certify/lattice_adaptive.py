@@ -108,8 +108,10 @@ __all__ = [
     "adaptive_upper",
     "coarsen_lower",
     "coarsen_upper",
+    "common_unit",
     "compose_tree",
     "power",
+    "settle",
     "unit_below",
 ]
 
@@ -384,7 +386,7 @@ LOWER_OPS = _Ops(_mul_lower, coarsen_lower,
                  lambda x: max(x.q.coeffs.length(), x.r.coeffs.length()))
 
 
-def _settle(x: Any, sigma: float, per_sigma: int, ops: _Ops) -> Any:
+def settle(x: Any, sigma: float, per_sigma: int, ops: _Ops) -> Any:
     """Coarsen x to the unit sigma / per_sigma (a power of two, never finer than x's), and
     further while it is longer than MAX_LENGTH."""
     unit = max(x.h, unit_below(sigma / per_sigma))
@@ -394,7 +396,7 @@ def _settle(x: Any, sigma: float, per_sigma: int, ops: _Ops) -> Any:
     return x
 
 
-def _common(a: Any, b: Any, ops: _Ops) -> tuple[Any, Any]:
+def common_unit(a: Any, b: Any, ops: _Ops) -> tuple[Any, Any]:
     unit = max(a.h, b.h)
     return ops.coarsen(a, round(unit / a.h)), ops.coarsen(b, round(unit / b.h))
 
@@ -409,15 +411,15 @@ def power(base: Any, m: int, sigma1: float, per_sigma: int, ops: _Ops) -> Any:
         for bit in range(m.bit_length()):
             check_deadline("in the lattice squarings")
             if bit:
-                sq = _settle(ops.mul(sq, sq), sigma1 * math.sqrt(2 * sq_n), per_sigma, ops)
+                sq = settle(ops.mul(sq, sq), sigma1 * math.sqrt(2 * sq_n), per_sigma, ops)
                 sq_n *= 2
             if (m >> bit) & 1:
                 if result is None:
                     result, res_n = sq, sq_n
                 else:
-                    a, b = _common(result, sq, ops)
+                    a, b = common_unit(result, sq, ops)
                     res_n += sq_n
-                    result = _settle(ops.mul(a, b), sigma1 * math.sqrt(res_n), per_sigma, ops)
+                    result = settle(ops.mul(a, b), sigma1 * math.sqrt(res_n), per_sigma, ops)
             bar.report()
     return result
 
@@ -430,8 +432,8 @@ def compose_tree(parts: list[tuple[Any, float]], per_sigma: int, ops: _Ops) -> A
         nxt = []
         for i in range(0, len(level) - 1, 2):
             (a, va), (b, vb) = level[i], level[i + 1]
-            x, y = _common(a, b, ops)
-            nxt.append((_settle(ops.mul(x, y), math.sqrt(va + vb), per_sigma, ops), va + vb))
+            x, y = common_unit(a, b, ops)
+            nxt.append((settle(ops.mul(x, y), math.sqrt(va + vb), per_sigma, ops), va + vb))
         if len(level) % 2:
             nxt.append(level[-1])
         level = nxt

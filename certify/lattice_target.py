@@ -45,11 +45,11 @@ from .lattice_adaptive import (
     adaptive_lower,
     adaptive_points,
     adaptive_upper,
-    compose_tree,
     power,
     unit_below,
 )
 from .lattice_grid import bounded_cache, check_params, lattice_terms
+from .lattice_hetero import multi_power
 from .lattice_lower import A_LOWER, epsilon_lower
 from .lattice_measure import epsilon_upper
 from .lattice_steps import step_assumptions
@@ -143,18 +143,43 @@ def _term_lower(step: Any, count: int, total: int, res: Resolution, bits: int, d
     return low, 2 * len(idx)
 
 
+@bounded_cache(4096)
+def _single_upper(step: Any, total: int, res: Resolution, bits: int, direction: str,
+                  sigma_m: float):
+    """(single-step upper block, evaluations) of one term (section A)."""
+    _, unit, idx, values = _term_points(step, total, res, bits, sigma_m)
+    return adaptive_upper(step, idx, values, unit, bits, direction), len(idx)
+
+
+@bounded_cache(4096)
+def _single_lower(step: Any, total: int, res: Resolution, bits: int, direction: str,
+                  sigma_m: float):
+    """(single-step lower block, evaluations) of one term (section B)."""
+    _, unit, idx, _ = _term_points(step, total, res, bits, sigma_m)
+    return adaptive_lower(step, idx, unit, bits, 1, direction), 2 * len(idx)
+
+
 def _law(comp: Composition, res: Resolution, bits: int, direction: str, lower: bool):
-    """The composed upper (or lower) block of one pair order, and the evaluations it took."""
+    """The composed upper (or lower) block of one pair order, and the evaluations it took.
+
+    One term: binary powering (:func:`certify.lattice_adaptive.power`). Several terms: one
+    multi-exponentiation of the single-step blocks (:func:`certify.lattice_hetero.multi_power`,
+    where the proof is)."""
     terms, total = lattice_terms(comp, direction)
     sigma_m = math.sqrt(sum(c * st.rough_std() ** 2 for st, c in terms))
-    build, ops = (_term_lower, LOWER_OPS) if lower else (_term_upper, UPPER_OPS)
+    ops = LOWER_OPS if lower else UPPER_OPS
+    if len(terms) == 1:
+        (step, count), = terms
+        build = _term_lower if lower else _term_upper
+        return build(step, count, total, res, bits, direction, sigma_m)
+    single = _single_lower if lower else _single_upper
     parts, evals = [], 0
     for step, count in terms:
         check_deadline("in the lattice terms")
-        block, n = build(step, count, total, res, bits, direction, sigma_m)
-        parts.append((block, count * step.rough_std() ** 2))
+        block, n = single(step, total, res, bits, direction, sigma_m)
+        parts.append((block, count, step.rough_std() ** 2))
         evals += n
-    return compose_tree(parts, res.composed, ops), evals
+    return multi_power(parts, res.composed, ops), evals
 
 
 def _laws(comp: Composition, res: Resolution, bits: int, pick) -> tuple[dict, dict, int]:
