@@ -152,7 +152,8 @@ def unit_below(x: float) -> float:
 
 
 def adaptive_points(step: LatticeStep, total: int, unit: float, tau: float, prec: int,
-                    sigma_m: float = math.inf, cap: float = 1.0) -> tuple[list[int], list[arb]]:
+                    sigma_m: float = math.inf, cap: float = 1.0, tails: dict | None = None
+                    ) -> tuple[list[int], list[arb]]:
     r"""Sorted lattice indices k (points :math:`k u`) covering the certified range, refined by
     the chord test of section A, and the curve there (Arb balls at precision ``prec``). The
     gap at loss s is weighted by :math:`e^{zx - x^2/2}`, :math:`x = s/\sigma_m`: in a
@@ -163,7 +164,12 @@ def adaptive_points(step: LatticeStep, total: int, unit: float, tau: float, prec
     single-step loss
     tail that matters when one step's large loss drives delta), while the gap exceeds
     0.25 / cap of the curve's value. Any output is valid; tau, sigma_m, cap and unit govern
-    tightness only."""
+    tightness only.
+
+    With a dict ``tails``, the curve and the tails are evaluated together
+    (:meth:`certify.steps.LatticeStep.delta_tails`, the same balls as separate calls) and
+    ``tails[k]`` receives :math:`(T_Q, T_P)` at every point k u, at precision ``prec``, for
+    :func:`adaptive_lower`."""
     lo, hi = grid_range(step, total)
     i0, i1 = math.floor(lo / unit), math.ceil(hi / unit)
     i1 = max(i1, i0 + 2)
@@ -174,8 +180,15 @@ def adaptive_points(step: LatticeStep, total: int, unit: float, tau: float, prec
     tol = arb(tau)
     rel = arb(_REL_GAP) / cap if cap > 1 else arb(_REL_GAP)
     floor = arb(_FLOOR) / total
+    def at(i: int) -> arb:
+        if tails is None:
+            return step.delta(arb(i) * u)
+        d, tq, tp = step.delta_tails(arb(i) * u)
+        tails[i] = (tq, tp)
+        return d
+
     with workprec(prec):
-        val = {i: step.delta(arb(i) * u) for i in pts}
+        val = {i: at(i) for i in pts}
         t = {i: (arb(i) * u).exp() for i in pts}
         stack = list(itertools.pairwise(pts))
         while stack:
@@ -186,7 +199,7 @@ def adaptive_points(step: LatticeStep, total: int, unit: float, tau: float, prec
                 check_deadline("in the lattice single-step points")
             m = (a + b) // 2
             t[m] = (arb(m) * u).exp()
-            val[m] = step.delta(arb(m) * u)
+            val[m] = at(m)
             chord = val[a] + (t[m] - t[a]) * (val[b] - val[a]) / (t[b] - t[a])
             x = m * unit / sigma_m
             weight = min(math.exp(min(_Z * x - x * x / 2, 40.0)), cap)
@@ -248,10 +261,12 @@ def adaptive_upper(step: LatticeStep, idx: list[int], values: list[arb], unit: f
 
 
 def adaptive_lower(step: LatticeStep, idx: list[int], unit: float, bits: int, count: int,
-                   direction: str) -> LowerLattice:
+                   direction: str, tails: dict | None = None) -> LowerLattice:
     r"""The binned-test laws of one step on the cells of section B (Q rounded down, tilted P
     rounded up), as :func:`certify.lattice_lower.lower_term` builds them on a uniform grid,
-    composed ``count`` times is left to the caller (count is recorded only)."""
+    composed ``count`` times is left to the caller (count is recorded only). ``tails``: the
+    tails at the points as :func:`adaptive_points` records them (at the first precision here,
+    ``DEFAULT_PRECISION + bits``), used instead of evaluating them again."""
     n = len(idx)
     scale = 1 << bits
     prec = DEFAULT_PRECISION + bits
@@ -263,7 +278,7 @@ def adaptive_lower(step: LatticeStep, idx: list[int], unit: float, bits: int, co
             for j, k in enumerate(idx[1:]):
                 if j % 256 == 0:
                     check_deadline("in the lattice lower end (single-step cells)")
-                x, y = step.tails(arb(k) * u)
+                x, y = tails[k] if tails is not None else step.tails(arb(k) * u)
                 tq.append(x)
                 tp.append(y)
             q_inf = step.end_masses()[0]
@@ -288,6 +303,7 @@ def adaptive_lower(step: LatticeStep, idx: list[int], unit: float, bits: int, co
         if worst <= 2.0 ** (-bits - 8) or prec >= 4 * (DEFAULT_PRECISION + bits):
             break
         prec *= 2
+        tails = None
     q = Seq(idx[0], fmpz_poly(qs), inf=q_inf_int)
     r = Seq(idx[0], fmpz_poly(rs))
     return LowerLattice(unit, bits, q, r, 1, direction, n, ((tilt, 1),))

@@ -112,14 +112,16 @@ def check_rel_width(rel_width: Any) -> float:
 
 @bounded_cache(256)
 def _term_points(step: Any, total: int, res: Resolution, bits: int, sigma_m: float):
-    """(rough std, unit, points, curve values) of one term's single step (section A of
-    :mod:`certify.lattice_adaptive`); shared by its upper and lower ends."""
+    """(rough std, unit, points, curve values, tails or None) of one term's single step
+    (section A of :mod:`certify.lattice_adaptive`); shared by its upper and lower ends (the
+    tails where the step evaluates them with the curve at no extra cost)."""
     s1 = step.rough_std()
     unit = unit_below(s1 / res.single)
     tau = s1 / (20.0 * res.single**2)
+    tails = {} if step.shared_tails else None
     idx, values = adaptive_points(step, total, unit, tau, DEFAULT_PRECISION + bits, sigma_m,
-                                  float(res.single) ** 2)
-    return s1, unit, idx, values
+                                  float(res.single) ** 2, tails)
+    return s1, unit, idx, values, tails
 
 
 @bounded_cache(64)
@@ -127,7 +129,7 @@ def _term_upper(step: Any, count: int, total: int, res: Resolution, bits: int, d
                 sigma_m: float):
     """(upper block, evaluations) of one term composed ``count`` times, in a composition whose
     loss has rough standard deviation ``sigma_m`` (it places the points: section A)."""
-    s1, unit, idx, values = _term_points(step, total, res, bits, sigma_m)
+    s1, unit, idx, values, _ = _term_points(step, total, res, bits, sigma_m)
     up = power(adaptive_upper(step, idx, values, unit, bits, direction), count, s1,
                res.composed, UPPER_OPS)
     return up, len(idx)
@@ -137,8 +139,8 @@ def _term_upper(step: Any, count: int, total: int, res: Resolution, bits: int, d
 def _term_lower(step: Any, count: int, total: int, res: Resolution, bits: int, direction: str,
                 sigma_m: float):
     """(lower block, evaluations) of one term composed ``count`` times."""
-    s1, unit, idx, _ = _term_points(step, total, res, bits, sigma_m)
-    low = power(adaptive_lower(step, idx, unit, bits, 1, direction), count, s1, res.composed,
+    s1, unit, idx, _, tails = _term_points(step, total, res, bits, sigma_m)
+    low = power(adaptive_lower(step, idx, unit, bits, 1, direction, tails), count, s1, res.composed,
                 LOWER_OPS)
     return low, 2 * len(idx)
 
@@ -147,16 +149,19 @@ def _term_lower(step: Any, count: int, total: int, res: Resolution, bits: int, d
 def _single_upper(step: Any, total: int, res: Resolution, bits: int, direction: str,
                   sigma_m: float):
     """(single-step upper block, evaluations) of one term (section A)."""
-    _, unit, idx, values = _term_points(step, total, res, bits, sigma_m)
+    _, unit, idx, values, _ = _term_points(step, total, res, bits, sigma_m)
     return adaptive_upper(step, idx, values, unit, bits, direction), len(idx)
 
 
 @bounded_cache(4096)
 def _single_lower(step: Any, total: int, res: Resolution, bits: int, direction: str,
                   sigma_m: float):
-    """(single-step lower block, evaluations) of one term (section B)."""
-    _, unit, idx, _ = _term_points(step, total, res, bits, sigma_m)
-    return adaptive_lower(step, idx, unit, bits, 1, direction), 2 * len(idx)
+    """(single-step lower block, evaluations) of one term (section B); no new evaluations
+    where the upper end's points recorded the tails (and are still cached)."""
+    free = step.shared_tails and _term_points.cached(step, total, res, bits, sigma_m)
+    _, unit, idx, _, tails = _term_points(step, total, res, bits, sigma_m)
+    return (adaptive_lower(step, idx, unit, bits, 1, direction, tails),
+            0 if free else 2 * len(idx))
 
 
 def _law(comp: Composition, res: Resolution, bits: int, direction: str, lower: bool):
