@@ -52,19 +52,25 @@ from typing import Any
 from .budget import check_deadline
 from .lattice_adaptive import common_unit, settle
 
-__all__ = ["multi_power"]
+__all__ = ["FLOOR_SHARE", "multi_power"]
+
+FLOOR_SHARE = 4.0
+"""Share of the squarings' re-discretization error allowed to the trees (sets the floor unit)."""
 
 
-def _tree(parts: list[tuple[Any, float]], per_sigma: int, ops: Any) -> tuple[Any, float]:
-    """Balanced binary tree of products of ``(block, variance)`` parts; (block, variance)."""
-    level = list(parts)
+def _tree(parts: list[tuple[Any, float]], per_sigma: int, ops: Any, floor: float
+          ) -> tuple[Any, float]:
+    """Balanced binary tree of products of ``(block, variance)`` parts; (block, variance).
+    Every block is re-discretized to the unit of ``max(its rough std, floor) / per_sigma``."""
+    level = [(settle(b, max(math.sqrt(v), floor), per_sigma, ops), v) for b, v in parts]
     while len(level) > 1:
         check_deadline("in the lattice composition of the terms")
         nxt = []
         for i in range(0, len(level) - 1, 2):
             (a, va), (b, vb) = level[i], level[i + 1]
             x, y = common_unit(a, b, ops)
-            nxt.append((settle(ops.mul(x, y), math.sqrt(va + vb), per_sigma, ops), va + vb))
+            nxt.append((settle(ops.mul(x, y), max(math.sqrt(va + vb), floor), per_sigma, ops),
+                        va + vb))
         if len(level) % 2:
             nxt.append(level[-1])
         level = nxt
@@ -96,6 +102,9 @@ def multi_power(parts: list[tuple[Any, int, float]], per_sigma: int, ops: Any) -
             raise ValueError(f"count must be an integer >= 1, got {c!r}")
     order = sorted(parts, key=lambda p: p[2])
     top = max(c for _, c, _ in parts).bit_length()
+    keys = {tuple(i for i, (_, c, _) in enumerate(order) if (c >> b) & 1) for b in range(top)}
+    floor = math.sqrt(sum(c * v for _, c, v in parts) / (2.0 * FLOOR_SHARE *
+                                                         sum(2 * len(k) for k in keys if k)))
     result, var = None, 0.0
     trees: dict[tuple[int, ...], tuple[Any, float]] = {}  # equal digit sets: one tree
     for bit in range(top - 1, -1, -1):
@@ -107,7 +116,8 @@ def multi_power(parts: list[tuple[Any, int, float]], per_sigma: int, ops: Any) -
         if not key:
             continue
         if key not in trees:
-            trees[key] = _tree([(order[i][0], order[i][2]) for i in key], per_sigma, ops)
+            trees[key] = _tree([(order[i][0], order[i][2]) for i in key], per_sigma, ops,
+                               floor)
         blk, v = trees[key]
         if result is None:
             result, var = blk, v

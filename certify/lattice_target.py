@@ -187,11 +187,16 @@ def _law(comp: Composition, res: Resolution, bits: int, direction: str, lower: b
     return multi_power(parts, res.composed, ops), evals
 
 
-def _laws(comp: Composition, res: Resolution, bits: int, pick) -> tuple[dict, dict, int]:
-    """Upper blocks in every pair order; the lower block only in the order ``pick(ups)``
-    chooses (any single order's test is a valid lower bound of the max over orders)."""
+def _laws(comp: Composition, res: Resolution, bits: int, pick, skip=None, first=None
+          ) -> tuple[dict, dict, int]:
+    """Upper blocks in every pair order (``first`` first) except those ``skip(d, ups)`` drops;
+    the lower block only in the order ``pick(ups)`` chooses (any single order's test is a
+    valid lower bound of the max over orders)."""
     ups, evals = {}, 0
-    for d in comp.directions:
+    order = sorted(comp.directions, key=lambda d: d != first)
+    for d in order:
+        if skip is not None and ups and skip(d, ups):
+            continue
         ups[d], n = _law(comp, res, bits, d, False)
         evals += n
     d = pick(ups)
@@ -248,15 +253,35 @@ def _delta_once(comp: Composition, e: arb, res: Resolution, bits: int) -> tuple[
                  win, (), inputs), evals
 
 
-def _epsilon_once(comp: Composition, target: arb, res: Resolution, bits: int
-                  ) -> tuple[Bound, int]:
+def _epsilon_once(comp: Composition, target: arb, res: Resolution, bits: int,
+                  carry: dict | None = None) -> tuple[Bound, int]:
+    r"""One resolution. ``carry`` (several terms only) holds each order's certified eps upper
+    end from the coarser levels: an order whose earlier upper end lies strictly below this
+    level's upper end of another order is not recomputed, and its earlier value is used. That
+    is sound: the eps of the composition is the max over the orders of their eps, each earlier
+    value is a certified upper end of its order's eps, and the max is then this level's."""
     per = {}
+    old = carry if carry is not None else {}
 
     def pick(ups: dict) -> str:
-        per.update({d: epsilon_upper(lat, target) for d, lat in ups.items()})
+        per.update({d: epsilon_upper(lat, target) for d, lat in ups.items() if d not in per})
         return max(per, key=lambda k: math.inf if per[k] is None else per[k])
 
-    ups, lows, evals = _laws(comp, res, bits, pick)
+    def skip(d: str, ups: dict) -> bool:
+        for k, lat in ups.items():
+            if k not in per:
+                per[k] = epsilon_upper(lat, target)
+        done = [v for v in per.values() if v is not None]
+        if old.get(d) is None or not done or not old[d] < max(done):
+            return False
+        per[d] = old[d]
+        return True
+
+    ups, lows, evals = _laws(comp, res, bits, pick, skip if carry is not None else None,
+                             old.get("win"))
+    if carry is not None:
+        carry.update({d: v for d, v in per.items() if d in ups})
+        carry["win"] = max(per, key=lambda k: math.inf if per[k] is None else per[k])
     per_lo = {d: epsilon_lower(lows[d], target) for d in lows}
     wl = max(per_lo, key=lambda k: per_lo[k])
     lo = endpoints(arb(per_lo[wl]))[0]
@@ -269,7 +294,7 @@ def _epsilon_once(comp: Composition, target: arb, res: Resolution, bits: int
         return Bound("epsilon", lo, Endpoint(inf=1), lm, _method(ups, win), DEFAULT_PRECISION,
                      _assumptions(comp), win,
                      ("vacuous: the lattice mass at infinity exceeds delta",), inputs), evals
-    win = max(per, key=lambda k: per[k])
+    win = max(per, key=lambda k: (per[k], k in ups))
     _, hi = endpoints(arb(per[win]))
     if lo.to_mpf() > hi.to_mpf():  # impossible unless a bug
         raise ArithmeticError("lattice: lower end above upper end")
@@ -325,10 +350,12 @@ def _refine(once, comp: Composition, x: arb, rel_width: Any, bits: int | None) -
               else DEFAULT_EVALUATIONS)
     t0 = time.perf_counter()
     best, spent, why, i = None, 0, None, 0
+    # several terms: the eps upper ends of the pair orders carried from level to level
+    extra = {"carry": {}} if once is _epsilon_once and len(comp.terms) > 1 else {}
     for _ in range(len(LEVELS)):
         res = LEVELS[i]
         try:
-            out, evals = once(comp, x, res, b)
+            out, evals = once(comp, x, res, b, **extra)
         except BudgetExceeded as exc:
             if best is None:
                 raise
