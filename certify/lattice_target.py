@@ -145,15 +145,14 @@ def _term_lower(step: Any, count: int, total: int, res: Resolution, bits: int, d
     return low, 2 * len(idx)
 
 
-@bounded_cache(4096)
 def _single_upper(step: Any, total: int, res: Resolution, bits: int, direction: str,
                   sigma_m: float):
-    """(single-step upper block, evaluations) of one term (section A)."""
+    """(single-step upper block, evaluations) of one term (section A); not cached: the
+    blocks are dense polynomials, and a heterogeneous composition has many."""
     _, unit, idx, values, _ = _term_points(step, total, res, bits, sigma_m)
     return adaptive_upper(step, idx, values, unit, bits, direction), len(idx)
 
 
-@bounded_cache(4096)
 def _single_lower(step: Any, total: int, res: Resolution, bits: int, direction: str,
                   sigma_m: float):
     """(single-step lower block, evaluations) of one term (section B); no new evaluations
