@@ -68,8 +68,10 @@ E) survives, because the weights are at most 1, so E is unchanged. The final eva
 the coarse unit U as h.
 
 **E. Balanced trees.** Convolution is associative and commutative, and Lemmas 1 and 3 apply
-factor by factor, so a heterogeneous composition is multiplied in a balanced binary tree; two
-factors on different units are first brought to the coarser one by C (upper) or D (lower).
+factor by factor, so a heterogeneous composition can be multiplied in any order: a balanced
+binary tree (:func:`compose_tree`) or the multi-exponentiation of :mod:`certify.lattice_hetero`
+(used by :mod:`certify.lattice_target`); two factors on different units are first brought to the
+coarser one by C (upper) or D (lower).
 """
 
 from __future__ import annotations
