@@ -39,42 +39,127 @@ the invariants of :mod:`certify.lattice_lower` hold whatever the order of the pr
 
 Grids: after every product the result is re-discretized to ``per_sigma`` points per rough
 standard deviation of its own law (the square root of the sum of its steps' single-step
-variances), never finer than its factors' unit (:func:`certify.lattice_adaptive.settle`); the
-factors of a product are first brought to the coarser unit. Terms are sorted by their rough
-standard deviation so that tree neighbours have similar units.
+variances, at least a floor unit, below), never finer than its factors' unit
+(:func:`certify.lattice_adaptive.settle`); the factors of a product are first brought to the
+coarser unit. The caller gives the terms sorted by their rough standard deviation, so that tree
+neighbours have similar units, and may build the single-step blocks one at a time
+(:class:`MultiPower` keeps a binary-counter stack per digit set: O(log n) blocks in memory).
+
+Floor unit: a re-discretization at unit U adds about :math:`U^2` times the density of the final
+law to the error, whichever factor it is applied to (the chord gap of section C, convolved with
+the other factors); the squarings of the Horner chain cost about :math:`2(\sigma/R)^2` (units
+growing by :math:`\sqrt 2` up to the final :math:`\sigma/R`), so the about 2n
+re-discretizations of the trees are kept at units no finer than
+:math:`\sigma / (R\sqrt{2 \cdot \mathrm{FLOOR\_SHARE} \cdot 2n})`, a share
+:math:`1/\mathrm{FLOOR\_SHARE}` of the squarings' error. Tightness only: any units are sound.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from .budget import check_deadline
 from .lattice_adaptive import common_unit, settle
 
-__all__ = ["FLOOR_SHARE", "multi_power"]
+__all__ = ["FLOOR_SHARE", "MultiPower", "multi_power"]
 
 FLOOR_SHARE = 4.0
-"""Share of the squarings' re-discretization error allowed to the trees (sets the floor unit)."""
+"""The trees' re-discretization error is kept below 1/FLOOR_SHARE of the squarings' (the floor
+unit; module docstring)."""
 
 
-def _tree(parts: list[tuple[Any, float]], per_sigma: int, ops: Any, floor: float
-          ) -> tuple[Any, float]:
-    """Balanced binary tree of products of ``(block, variance)`` parts; (block, variance).
-    Every block is re-discretized to the unit of ``max(its rough std, floor) / per_sigma``."""
-    level = [(settle(b, max(math.sqrt(v), floor), per_sigma, ops), v) for b, v in parts]
-    while len(level) > 1:
+class MultiPower:
+    r"""Accumulates :math:`\prod_i \mu_i^{*c_i}` from single-step blocks given one at a time.
+
+    Args:
+        counts: c_i >= 1 per term, in the order the blocks will be pushed.
+        variances: Single-step rough variances per term (place the grids only).
+        per_sigma: Points per rough standard deviation of each composed law.
+        ops: :data:`certify.lattice_adaptive.UPPER_OPS` or ``LOWER_OPS``.
+
+    Raises:
+        ValueError: on no terms, a count below 1 or lists of different lengths.
+    """
+
+    def __init__(self, counts: Sequence[int], variances: Sequence[float], per_sigma: int,
+                 ops: Any) -> None:
+        if not counts or len(counts) != len(variances):
+            raise ValueError(f"counts and variances must be non-empty lists of one length, got "
+                             f"{len(counts)} and {len(variances)}")
+        for c in counts:
+            if isinstance(c, bool) or not isinstance(c, int) or c < 1:
+                raise ValueError(f"count must be an integer >= 1, got {c!r}")
+        self.counts, self.variances = list(counts), [float(v) for v in variances]
+        self.per_sigma, self.ops = per_sigma, ops
+        self.top = max(counts).bit_length()
+        keys = {self._key(b) for b in range(self.top)} - {()}
+        self.floor = math.sqrt(sum(c * v for c, v in zip(counts, variances, strict=True)) /
+                               (2.0 * FLOOR_SHARE * sum(2 * len(k) for k in keys)))
+        # one stack per distinct digit set; the digit sets a term belongs to
+        self.stacks: dict[tuple[int, ...], list[tuple[Any, float, int]]] = {k: [] for k in keys}
+        self.member = [[k for k in keys if i in k] for i in range(len(counts))]
+        self.pushed = 0
+
+    def _key(self, bit: int) -> tuple[int, ...]:
+        return tuple(i for i, c in enumerate(self.counts) if (c >> bit) & 1)
+
+    def _merge(self, a: tuple[Any, float, int], b: tuple[Any, float, int]
+               ) -> tuple[Any, float, int]:
         check_deadline("in the lattice composition of the terms")
-        nxt = []
-        for i in range(0, len(level) - 1, 2):
-            (a, va), (b, vb) = level[i], level[i + 1]
-            x, y = common_unit(a, b, ops)
-            nxt.append((settle(ops.mul(x, y), max(math.sqrt(va + vb), floor), per_sigma, ops),
-                        va + vb))
-        if len(level) % 2:
-            nxt.append(level[-1])
-        level = nxt
-    return level[0]
+        x, y = common_unit(a[0], b[0], self.ops)
+        v = a[1] + b[1]
+        return (settle(self.ops.mul(x, y), max(math.sqrt(v), self.floor), self.per_sigma,
+                       self.ops), v, a[2] + b[2])
+
+    def push(self, block: Any) -> None:
+        """The single-step block of the next term (binary-counter merging: a balanced tree)."""
+        i = self.pushed
+        if i >= len(self.counts):
+            raise ValueError("more blocks pushed than terms")
+        self.pushed += 1
+        v = self.variances[i]
+        blk = settle(block, max(math.sqrt(v), self.floor), self.per_sigma, self.ops)
+        for k in self.member[i]:
+            st = self.stacks[k]
+            st.append((blk, v, 1))
+            while len(st) > 1 and st[-1][2] == st[-2][2]:
+                b, a = st.pop(), st.pop()
+                st.append(self._merge(a, b))
+
+    def _tree(self, key: tuple[int, ...]) -> tuple[Any, float]:
+        st = self.stacks[key]
+        out = st.pop()
+        while st:
+            out = self._merge(st.pop(), out)
+        return out[0], out[1]
+
+    def result(self) -> Any:
+        """The composed block (Horner over the digits, module docstring)."""
+        if self.pushed != len(self.counts):
+            raise ValueError(f"{self.pushed} blocks pushed for {len(self.counts)} terms")
+        ops, per_sigma = self.ops, self.per_sigma
+        trees: dict[tuple[int, ...], tuple[Any, float]] = {}  # equal digit sets: one tree
+        result, var = None, 0.0
+        for bit in range(self.top - 1, -1, -1):
+            check_deadline("in the lattice squarings")
+            if result is not None:
+                result = settle(ops.mul(result, result), math.sqrt(2.0 * var), per_sigma, ops)
+                var *= 2.0
+            key = self._key(bit)
+            if not key:
+                continue
+            if key not in trees:
+                trees[key] = self._tree(key)
+            blk, v = trees[key]
+            if result is None:
+                result, var = blk, v
+            else:
+                x, y = common_unit(result, blk, ops)
+                var += v
+                result = settle(ops.mul(x, y), math.sqrt(var), per_sigma, ops)
+        return result
 
 
 def multi_power(parts: list[tuple[Any, int, float]], per_sigma: int, ops: Any) -> Any:
@@ -97,32 +182,8 @@ def multi_power(parts: list[tuple[Any, int, float]], per_sigma: int, ops: Any) -
     """
     if not parts:
         raise ValueError("parts must not be empty")
-    for _, c, _ in parts:
-        if isinstance(c, bool) or not isinstance(c, int) or c < 1:
-            raise ValueError(f"count must be an integer >= 1, got {c!r}")
     order = sorted(parts, key=lambda p: p[2])
-    top = max(c for _, c, _ in parts).bit_length()
-    keys = {tuple(i for i, (_, c, _) in enumerate(order) if (c >> b) & 1) for b in range(top)}
-    floor = math.sqrt(sum(c * v for _, c, v in parts) / (2.0 * FLOOR_SHARE *
-                                                         sum(2 * len(k) for k in keys if k)))
-    result, var = None, 0.0
-    trees: dict[tuple[int, ...], tuple[Any, float]] = {}  # equal digit sets: one tree
-    for bit in range(top - 1, -1, -1):
-        check_deadline("in the lattice squarings")
-        if result is not None:
-            result = settle(ops.mul(result, result), math.sqrt(2.0 * var), per_sigma, ops)
-            var *= 2.0
-        key = tuple(i for i, (_, c, _) in enumerate(order) if (c >> bit) & 1)
-        if not key:
-            continue
-        if key not in trees:
-            trees[key] = _tree([(order[i][0], order[i][2]) for i in key], per_sigma, ops,
-                               floor)
-        blk, v = trees[key]
-        if result is None:
-            result, var = blk, v
-        else:
-            x, y = common_unit(result, blk, ops)
-            var += v
-            result = settle(ops.mul(x, y), math.sqrt(var), per_sigma, ops)
-    return result
+    acc = MultiPower([c for _, c, _ in order], [v for _, _, v in order], per_sigma, ops)
+    for blk, _, _ in order:
+        acc.push(blk)
+    return acc.result()

@@ -49,7 +49,7 @@ from .lattice_adaptive import (
     unit_below,
 )
 from .lattice_grid import bounded_cache, check_params, lattice_terms
-from .lattice_hetero import multi_power
+from .lattice_hetero import MultiPower
 from .lattice_lower import A_LOWER, epsilon_lower
 from .lattice_measure import epsilon_upper
 from .lattice_steps import step_assumptions
@@ -145,62 +145,70 @@ def _term_lower(step: Any, count: int, total: int, res: Resolution, bits: int, d
     return low, 2 * len(idx)
 
 
-def _single_upper(step: Any, total: int, res: Resolution, bits: int, direction: str,
-                  sigma_m: float):
-    """(single-step upper block, evaluations) of one term (section A); not cached: the
-    blocks are dense polynomials, and a heterogeneous composition has many."""
-    _, unit, idx, values, _ = _term_points(step, total, res, bits, sigma_m)
-    return adaptive_upper(step, idx, values, unit, bits, direction), len(idx)
-
-
-def _single_lower(step: Any, total: int, res: Resolution, bits: int, direction: str,
-                  sigma_m: float):
-    """(single-step lower block, evaluations) of one term (section B); no new evaluations
-    where the upper end's points recorded the tails (and are still cached)."""
-    free = step.shared_tails and _term_points.cached(step, total, res, bits, sigma_m)
-    _, unit, idx, _, tails = _term_points(step, total, res, bits, sigma_m)
-    return (adaptive_lower(step, idx, unit, bits, 1, direction, tails),
-            0 if free else 2 * len(idx))
-
-
 def _law(comp: Composition, res: Resolution, bits: int, direction: str, lower: bool):
-    """The composed upper (or lower) block of one pair order, and the evaluations it took.
-
-    One term: binary powering (:func:`certify.lattice_adaptive.power`). Several terms: one
-    multi-exponentiation of the single-step blocks (:func:`certify.lattice_hetero.multi_power`,
-    where the proof is)."""
+    """One term: the composed upper (or lower) block of one pair order by binary powering
+    (:func:`certify.lattice_adaptive.power`), and the evaluations it took."""
     terms, total = lattice_terms(comp, direction)
     sigma_m = math.sqrt(sum(c * st.rough_std() ** 2 for st, c in terms))
-    ops = LOWER_OPS if lower else UPPER_OPS
-    if len(terms) == 1:
-        (step, count), = terms
-        build = _term_lower if lower else _term_upper
-        return build(step, count, total, res, bits, direction, sigma_m)
-    single = _single_lower if lower else _single_upper
-    parts, evals = [], 0
-    for step, count in terms:
+    (step, count), = terms
+    build = _term_lower if lower else _term_upper
+    return build(step, count, total, res, bits, direction, sigma_m)
+
+
+def _law_multi(comp: Composition, res: Resolution, bits: int, direction: str, upper: bool,
+               lower: bool) -> tuple[Any, Any, int]:
+    """Several terms: (upper block or None, lower block or None, evaluations) of one pair
+    order, one multi-exponentiation of the single-step blocks per end
+    (:class:`certify.lattice_hetero.MultiPower`, where the proof is), built term by term in one
+    pass (each term's points serve both ends; the blocks are not kept: dense, and many)."""
+    terms, total = lattice_terms(comp, direction)
+    sigma_m = math.sqrt(sum(c * st.rough_std() ** 2 for st, c in terms))
+    terms = sorted(terms, key=lambda t: t[0].rough_std())
+    counts = [c for _, c in terms]
+    var = [st.rough_std() ** 2 for st, _ in terms]
+    up = MultiPower(counts, var, res.composed, UPPER_OPS) if upper else None
+    low = MultiPower(counts, var, res.composed, LOWER_OPS) if lower else None
+    evals = 0
+    for step, _ in terms:
         check_deadline("in the lattice terms")
-        block, n = single(step, total, res, bits, direction, sigma_m)
-        parts.append((block, count, step.rough_std() ** 2))
-        evals += n
-    return multi_power(parts, res.composed, ops), evals
+        cached = _term_points.cached(step, total, res, bits, sigma_m)
+        _, unit, idx, values, tails = _term_points(step, total, res, bits, sigma_m)
+        evals += 0 if cached else len(idx)
+        if up is not None:
+            up.push(adaptive_upper(step, idx, values, unit, bits, direction))
+        if low is not None:
+            low.push(adaptive_lower(step, idx, unit, bits, 1, direction, tails))
+            evals += 0 if tails is not None else 2 * len(idx)
+    return (None if up is None else up.result(), None if low is None else low.result(), evals)
 
 
 def _laws(comp: Composition, res: Resolution, bits: int, pick, skip=None, first=None
           ) -> tuple[dict, dict, int]:
     """Upper blocks in every pair order (``first`` first) except those ``skip(d, ups)`` drops;
     the lower block only in the order ``pick(ups)`` chooses (any single order's test is a
-    valid lower bound of the max over orders)."""
-    ups, evals = {}, 0
+    valid lower bound of the max over orders). Several terms: the first order's lower block is
+    built in the same pass as its upper block, and kept if that order is picked."""
+    ups, lows, evals = {}, {}, 0
+    several = len(comp.terms) > 1
     order = sorted(comp.directions, key=lambda d: d != first)
     for d in order:
         if skip is not None and ups and skip(d, ups):
             continue
-        ups[d], n = _law(comp, res, bits, d, False)
+        if several:
+            ups[d], low, n = _law_multi(comp, res, bits, d, True, not ups)
+            if low is not None:
+                lows[d] = low
+        else:
+            ups[d], n = _law(comp, res, bits, d, False)
         evals += n
     d = pick(ups)
-    low, n = _law(comp, res, bits, d, True)
-    return ups, {d: low}, evals + n
+    if d not in lows:
+        if several:
+            _, lows[d], n = _law_multi(comp, res, bits, d, False, True)
+        else:
+            lows[d], n = _law(comp, res, bits, d, True)
+        evals += n
+    return ups, {d: lows[d]}, evals
 
 
 def _assumptions(comp: Composition) -> tuple[str, ...]:
