@@ -49,7 +49,7 @@ from .lattice_adaptive import (
     unit_below,
 )
 from .lattice_grid import bounded_cache, check_params, lattice_terms
-from .lattice_hetero import MultiPower
+from .lattice_hetero import LOWER_OPS_RENORM, MultiPower
 from .lattice_lower import A_LOWER, epsilon_lower
 from .lattice_measure import epsilon_upper
 from .lattice_steps import step_assumptions
@@ -167,7 +167,7 @@ def _law_multi(comp: Composition, res: Resolution, bits: int, direction: str, up
     counts = [c for _, c in terms]
     var = [st.rough_std() ** 2 for st, _ in terms]
     up = MultiPower(counts, var, res.composed, UPPER_OPS) if upper else None
-    low = MultiPower(counts, var, res.composed, LOWER_OPS) if lower else None
+    low = MultiPower(counts, var, res.composed, LOWER_OPS_RENORM) if lower else None
     evals = 0
     for step, _ in terms:
         check_deadline("in the lattice terms")

@@ -209,3 +209,31 @@ def test_delta_tails_is_bit_identical_to_separate_calls(swapped):
             tq2, tp2 = step.tails(e)
             for x, y in ((d, d2), (tq, tq2), (tp, tp2)):
                 assert x.mid() == y.mid() and x.rad() == y.rad()
+
+
+# --- renormalized tilted P side (certify.lattice_hetero.renormalize_lower) --------------------
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_renormalized_lower_block_is_never_less_conservative(seed):
+    from certify.lattice_hetero import renormalize_lower
+    from certify.lattice_lower import LowerLattice, Seq
+
+    rng = random.Random(seed)
+    n = rng.randint(5, 30)
+    q = [rng.randrange(1 << 70) for _ in range(n)]
+    r = [rng.randrange(1 << 60) for _ in range(n)]  # total far below 2^80: decayed P side
+    low = LowerLattice(2.0**-3, BITS, Seq(-5, fmpz_poly(q), inf=7),
+                       Seq(-5, fmpz_poly(r), extra=rng.randrange(1 << 40)), 10, "P||Q", n,
+                       ((0.015625, 10),))
+    new = renormalize_lower(low)
+    assert int(new.r.coeffs(1)) + new.r.extra > (1 << BITS) * 0.99  # back to about 2^B
+    assert new.q == low.q and len(new.tilts) == 2
+    with workprec(200):
+        for eps in (0.0, 0.3, 1.0):
+            for k in range(-6, n - 4, 3):
+                a = low.delta_lower_at(arb(eps), k)
+                b = new.delta_lower_at(arb(eps), k)
+                # the same test, the P side over-estimated a little more: never a higher value
+                assert b.upper() <= a.upper() + 2.0**-100
+                assert (a - b).upper() <= 1e-12
