@@ -211,8 +211,16 @@ def _laws(comp: Composition, res: Resolution, bits: int, pick, skip=None, first=
     return ups, {d: lows[d]}, evals
 
 
+A_HETERO = (
+    "several terms: one multi-exponentiation of the single-step blocks in any order of products "
+    "and re-discretizations, the lower end's tilted P side renormalized with its tilt recorded "
+    "(proof in certify.lattice_hetero)"
+)
+
+
 def _assumptions(comp: Composition) -> tuple[str, ...]:
-    return (A_TARGET, *step_assumptions(comp), A_LOWER)
+    more = (A_HETERO,) if len(comp.terms) > 1 else ()
+    return (A_TARGET, *more, *step_assumptions(comp), A_LOWER)
 
 
 def _details(ups: dict, lows: dict, res: Resolution) -> dict[str, Any]:
