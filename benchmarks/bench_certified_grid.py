@@ -10,7 +10,8 @@ child), and dp_accounting's PLD estimate at its default discretization (an estim
 bound) with its time, whether it lies inside, and the time ratio certified / PLD. ``--old`` adds
 the fixed-grid lattice (:func:`certify.lattice.lattice_epsilon_interval`, h = 2^-12 by default)
 and checks that old and new intervals intersect. ``--hetero N`` times N distinct noise levels
-(sigma 0.8 .. 2.0, rate 0.01, 100 steps each, delta 1e-5). Writes a Markdown table (default
+(sigma 0.8 .. 2.0, rate 0.01, 100 steps each, delta 1e-5; ``--repeat K`` medians of K runs,
+``--hetero-pld`` dp_accounting's PLD on the same composition). Writes a Markdown table (default
 benchmarks/results/certified_grid.md).
 
 Timings on a shared machine are contended: the CPU column is the process time of the child.
@@ -50,6 +51,26 @@ def _pld(q: float, s: float, m: int, delta: float) -> tuple[float | None, float]
     return eps, time.process_time() - t0
 
 
+def _hetero_comp(n: int, rate: float = 0.01, steps: int = 100) -> list:
+    """n distinct noise levels sigma 0.8 .. 2.0 (evenly spaced), each run ``steps`` times."""
+    return [(0.8 + 1.2 * i / max(n - 1, 1), rate, steps) for i in range(n)]
+
+
+def _pld_hetero(n: int, delta: float = 1e-5) -> tuple[float | None, float]:
+    """dp_accounting's PLD (default discretization) on the --hetero composition."""
+    try:
+        import dp_accounting
+        from dp_accounting.pld import pld_privacy_accountant
+    except ImportError:
+        return None, 0.0
+    t0 = time.process_time()
+    acc = pld_privacy_accountant.PLDAccountant()
+    for s, q, m in _hetero_comp(n):
+        acc.compose(dp_accounting.SelfComposedDpEvent(
+            dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(s)), m))
+    return acc.get_epsilon(delta), time.process_time() - t0
+
+
 def _child(conn, job) -> None:
     kind, payload = job
     from numeric.mechanisms import PoissonSubsampledGaussian
@@ -70,8 +91,7 @@ def _child(conn, job) -> None:
             from certify.lattice_target import target_epsilon_interval
 
             n = payload
-            comp = [(PoissonSubsampledGaussian(0.8 + 1.2 * i / max(n - 1, 1), 0.01), 100)
-                    for i in range(n)]
+            comp = [(PoissonSubsampledGaussian(s, q), m) for s, q, m in _hetero_comp(n)]
             b = target_epsilon_interval(comp, 1e-5)
         out = {"lo": float(b.lower_mpf), "hi": float(b.upper_mpf) if b.upper.is_finite else
                float("inf"), "warn": [w for w in b.warnings if "target" in w],
@@ -104,6 +124,10 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="a subset (QUICK) of the grid")
     ap.add_argument("--old", action="store_true", help="also the fixed-grid lattice")
     ap.add_argument("--hetero", type=int, nargs="*", default=[], metavar="N")
+    ap.add_argument("--repeat", type=int, default=1, metavar="K",
+                    help="run each --hetero row K times and report the medians")
+    ap.add_argument("--hetero-pld", action="store_true",
+                    help="also time dp_accounting's PLD on each --hetero composition")
     ap.add_argument("--no-grid", action="store_true", help="only the --hetero rows")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results",
                                                   "certified_grid.md"))
@@ -153,15 +177,24 @@ def main() -> None:
             lines.append(row)
             print(row, flush=True)
             _write(args.out, lines)
+    if args.hetero:
+        lines += ["", "heterogeneous DP-SGD: N noise levels sigma 0.8..2.0 x 100 steps, rate "
+                  f"0.01, delta 1e-5 (medians of {args.repeat} runs)", "",
+                  "| levels | certified [lower, upper] | rel. width | wall s | cpu s | peak MiB "
+                  "| resolution | PLD eps | PLD cpu s | warning |", "|" + "---|" * 10]
     for n in args.hetero:
-        het = _run(("hetero", n))
-        row = (f"\nheterogeneous, {n} noise levels x 100 steps (rate 0.01, sigma 0.8..2.0, "
-               f"delta 1e-5): " + (het.get("error") or
-                                   f"[{het['lo']:.7f}, {het['hi']:.7f}], rel. width "
-                                   f"{(het['hi'] - het['lo']) / het['hi']:.1e}, wall "
-                                   f"{het['wall']:.1f} s, cpu {het['cpu']:.1f} s, peak "
-                                   f"{het['rss_mib']:.0f} MiB, resolution {het['res']} "
-                                   f"{het['warn']}"))
+        runs = [_run(("hetero", n)) for _ in range(max(1, args.repeat))]
+        het = runs[-1]
+        pld, pld_t = _pld_hetero(n) if args.hetero_pld else (None, 0.0)
+        if "error" in het:
+            row = f"| {n} | {het['error']} |" + " |" * 8
+        else:
+            wall = statistics.median(r["wall"] for r in runs)
+            cpu = statistics.median(r["cpu"] for r in runs)
+            row = (f"| {n} | [{het['lo']:.7f}, {het['hi']:.7f}] | "
+                   f"{(het['hi'] - het['lo']) / het['hi']:.1e} | {wall:.1f} | {cpu:.1f} | "
+                   f"{het['rss_mib']:.0f} | {het['res']} | {_fmt(pld)} | {pld_t:.1f} | "
+                   f"{'; '.join(het['warn']) or '-'} |")
         lines.append(row)
         print(row, flush=True)
     if ratios:

@@ -33,7 +33,9 @@ def ceil_div_pow2(p: fmpz_poly, bits: int) -> fmpz_poly:
     if n == 0 or bits == 0:
         return p
     d = 1 << bits
-    return (p + fmpz_poly([d - 1] * n)) // fmpz(d)
+    # the constant d - 1 in every coefficient: a small-integer list scaled in FLINT (building
+    # the list of n big integers in Python took as long as the division)
+    return (p + fmpz_poly([1] * n) * fmpz(d - 1)) // fmpz(d)
 
 
 def floor_div_pow2(p: fmpz_poly, bits: int) -> fmpz_poly:

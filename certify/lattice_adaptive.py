@@ -68,8 +68,10 @@ E) survives, because the weights are at most 1, so E is unchanged. The final eva
 the coarse unit U as h.
 
 **E. Balanced trees.** Convolution is associative and commutative, and Lemmas 1 and 3 apply
-factor by factor, so a heterogeneous composition is multiplied in a balanced binary tree; two
-factors on different units are first brought to the coarser one by C (upper) or D (lower).
+factor by factor, so a heterogeneous composition can be multiplied in any order: a balanced
+binary tree (:func:`compose_tree`) or the multi-exponentiation of :mod:`certify.lattice_hetero`
+(used by :mod:`certify.lattice_target`); two factors on different units are first brought to the
+coarser one by C (upper) or D (lower).
 """
 
 from __future__ import annotations
@@ -108,8 +110,10 @@ __all__ = [
     "adaptive_upper",
     "coarsen_lower",
     "coarsen_upper",
+    "common_unit",
     "compose_tree",
     "power",
+    "settle",
     "unit_below",
 ]
 
@@ -154,7 +158,8 @@ def unit_below(x: float) -> float:
 
 
 def adaptive_points(step: LatticeStep, total: int, unit: float, tau: float, prec: int,
-                    sigma_m: float = math.inf, cap: float = 1.0) -> tuple[list[int], list[arb]]:
+                    sigma_m: float = math.inf, cap: float = 1.0, tails: dict | None = None
+                    ) -> tuple[list[int], list[arb]]:
     r"""Sorted lattice indices k (points :math:`k u`) covering the certified range, refined by
     the chord test of section A, and the curve there (Arb balls at precision ``prec``). The
     gap at loss s is weighted by :math:`e^{zx - x^2/2}`, :math:`x = s/\sigma_m`: in a
@@ -165,7 +170,12 @@ def adaptive_points(step: LatticeStep, total: int, unit: float, tau: float, prec
     single-step loss
     tail that matters when one step's large loss drives delta), while the gap exceeds
     0.25 / cap of the curve's value. Any output is valid; tau, sigma_m, cap and unit govern
-    tightness only."""
+    tightness only.
+
+    With a dict ``tails``, the curve and the tails are evaluated together
+    (:meth:`certify.steps.LatticeStep.delta_tails`, the same balls as separate calls) and
+    ``tails[k]`` receives :math:`(T_Q, T_P)` at every point k u, at precision ``prec``, for
+    :func:`adaptive_lower`."""
     lo, hi = grid_range(step, total)
     i0, i1 = math.floor(lo / unit), math.ceil(hi / unit)
     i1 = max(i1, i0 + 2)
@@ -176,8 +186,15 @@ def adaptive_points(step: LatticeStep, total: int, unit: float, tau: float, prec
     tol = arb(tau)
     rel = arb(_REL_GAP) / cap if cap > 1 else arb(_REL_GAP)
     floor = arb(_FLOOR) / total
+    def at(i: int) -> arb:
+        if tails is None:
+            return step.delta(arb(i) * u)
+        d, tq, tp = step.delta_tails(arb(i) * u)
+        tails[i] = (tq, tp)
+        return d
+
     with workprec(prec):
-        val = {i: step.delta(arb(i) * u) for i in pts}
+        val = {i: at(i) for i in pts}
         t = {i: (arb(i) * u).exp() for i in pts}
         stack = list(itertools.pairwise(pts))
         while stack:
@@ -188,7 +205,7 @@ def adaptive_points(step: LatticeStep, total: int, unit: float, tau: float, prec
                 check_deadline("in the lattice single-step points")
             m = (a + b) // 2
             t[m] = (arb(m) * u).exp()
-            val[m] = step.delta(arb(m) * u)
+            val[m] = at(m)
             chord = val[a] + (t[m] - t[a]) * (val[b] - val[a]) / (t[b] - t[a])
             x = m * unit / sigma_m
             weight = min(math.exp(min(_Z * x - x * x / 2, 40.0)), cap)
@@ -250,10 +267,12 @@ def adaptive_upper(step: LatticeStep, idx: list[int], values: list[arb], unit: f
 
 
 def adaptive_lower(step: LatticeStep, idx: list[int], unit: float, bits: int, count: int,
-                   direction: str) -> LowerLattice:
+                   direction: str, tails: dict | None = None) -> LowerLattice:
     r"""The binned-test laws of one step on the cells of section B (Q rounded down, tilted P
     rounded up), as :func:`certify.lattice_lower.lower_term` builds them on a uniform grid,
-    composed ``count`` times is left to the caller (count is recorded only)."""
+    composed ``count`` times is left to the caller (count is recorded only). ``tails``: the
+    tails at the points as :func:`adaptive_points` records them (at the first precision here,
+    ``DEFAULT_PRECISION + bits``), used instead of evaluating them again."""
     n = len(idx)
     scale = 1 << bits
     prec = DEFAULT_PRECISION + bits
@@ -265,7 +284,7 @@ def adaptive_lower(step: LatticeStep, idx: list[int], unit: float, bits: int, co
             for j, k in enumerate(idx[1:]):
                 if j % 256 == 0:
                     check_deadline("in the lattice lower end (single-step cells)")
-                x, y = step.tails(arb(k) * u)
+                x, y = tails[k] if tails is not None else step.tails(arb(k) * u)
                 tq.append(x)
                 tp.append(y)
             q_inf = step.end_masses()[0]
@@ -290,6 +309,7 @@ def adaptive_lower(step: LatticeStep, idx: list[int], unit: float, bits: int, co
         if worst <= 2.0 ** (-bits - 8) or prec >= 4 * (DEFAULT_PRECISION + bits):
             break
         prec *= 2
+        tails = None
     q = Seq(idx[0], fmpz_poly(qs), inf=q_inf_int)
     r = Seq(idx[0], fmpz_poly(rs))
     return LowerLattice(unit, bits, q, r, 1, direction, n, ((tilt, 1),))
@@ -390,7 +410,7 @@ LOWER_OPS = _Ops(_mul_lower, coarsen_lower,
                  lambda x: max(x.q.coeffs.length(), x.r.coeffs.length()))
 
 
-def _settle(x: Any, sigma: float, per_sigma: int, ops: _Ops) -> Any:
+def settle(x: Any, sigma: float, per_sigma: int, ops: _Ops) -> Any:
     """Coarsen x to the unit sigma / per_sigma (a power of two, never finer than x's), and
     further while it is longer than MAX_LENGTH."""
     unit = max(x.h, unit_below(sigma / per_sigma))
@@ -400,7 +420,7 @@ def _settle(x: Any, sigma: float, per_sigma: int, ops: _Ops) -> Any:
     return x
 
 
-def _common(a: Any, b: Any, ops: _Ops) -> tuple[Any, Any]:
+def common_unit(a: Any, b: Any, ops: _Ops) -> tuple[Any, Any]:
     unit = max(a.h, b.h)
     return ops.coarsen(a, round(unit / a.h)), ops.coarsen(b, round(unit / b.h))
 
@@ -415,15 +435,15 @@ def power(base: Any, m: int, sigma1: float, per_sigma: int, ops: _Ops) -> Any:
         for bit in range(m.bit_length()):
             check_deadline("in the lattice squarings")
             if bit:
-                sq = _settle(ops.mul(sq, sq), sigma1 * math.sqrt(2 * sq_n), per_sigma, ops)
+                sq = settle(ops.mul(sq, sq), sigma1 * math.sqrt(2 * sq_n), per_sigma, ops)
                 sq_n *= 2
             if (m >> bit) & 1:
                 if result is None:
                     result, res_n = sq, sq_n
                 else:
-                    a, b = _common(result, sq, ops)
+                    a, b = common_unit(result, sq, ops)
                     res_n += sq_n
-                    result = _settle(ops.mul(a, b), sigma1 * math.sqrt(res_n), per_sigma, ops)
+                    result = settle(ops.mul(a, b), sigma1 * math.sqrt(res_n), per_sigma, ops)
             bar.report()
     return result
 
@@ -436,8 +456,8 @@ def compose_tree(parts: list[tuple[Any, float]], per_sigma: int, ops: _Ops) -> A
         nxt = []
         for i in range(0, len(level) - 1, 2):
             (a, va), (b, vb) = level[i], level[i + 1]
-            x, y = _common(a, b, ops)
-            nxt.append((_settle(ops.mul(x, y), math.sqrt(va + vb), per_sigma, ops), va + vb))
+            x, y = common_unit(a, b, ops)
+            nxt.append((settle(ops.mul(x, y), math.sqrt(va + vb), per_sigma, ops), va + vb))
         if len(level) % 2:
             nxt.append(level[-1])
         level = nxt

@@ -45,11 +45,11 @@ from .lattice_adaptive import (
     adaptive_lower,
     adaptive_points,
     adaptive_upper,
-    compose_tree,
     power,
     unit_below,
 )
 from .lattice_grid import bounded_cache, check_params, lattice_terms
+from .lattice_hetero import LOWER_OPS_RENORM, MultiPower
 from .lattice_lower import A_LOWER, epsilon_lower
 from .lattice_measure import epsilon_upper
 from .lattice_steps import step_assumptions
@@ -112,14 +112,16 @@ def check_rel_width(rel_width: Any) -> float:
 
 @bounded_cache(256)
 def _term_points(step: Any, total: int, res: Resolution, bits: int, sigma_m: float):
-    """(rough std, unit, points, curve values) of one term's single step (section A of
-    :mod:`certify.lattice_adaptive`); shared by its upper and lower ends."""
+    """(rough std, unit, points, curve values, tails or None) of one term's single step
+    (section A of :mod:`certify.lattice_adaptive`); shared by its upper and lower ends (the
+    tails where the step evaluates them with the curve at no extra cost)."""
     s1 = step.rough_std()
     unit = unit_below(s1 / res.single)
     tau = s1 / (20.0 * res.single**2)
+    tails = {} if step.shared_tails else None
     idx, values = adaptive_points(step, total, unit, tau, DEFAULT_PRECISION + bits, sigma_m,
-                                  float(res.single) ** 2)
-    return s1, unit, idx, values
+                                  float(res.single) ** 2, tails)
+    return s1, unit, idx, values, tails
 
 
 @bounded_cache(64)
@@ -127,7 +129,7 @@ def _term_upper(step: Any, count: int, total: int, res: Resolution, bits: int, d
                 sigma_m: float):
     """(upper block, evaluations) of one term composed ``count`` times, in a composition whose
     loss has rough standard deviation ``sigma_m`` (it places the points: section A)."""
-    s1, unit, idx, values = _term_points(step, total, res, bits, sigma_m)
+    s1, unit, idx, values, _ = _term_points(step, total, res, bits, sigma_m)
     up = power(adaptive_upper(step, idx, values, unit, bits, direction), count, s1,
                res.composed, UPPER_OPS)
     return up, len(idx)
@@ -137,40 +139,87 @@ def _term_upper(step: Any, count: int, total: int, res: Resolution, bits: int, d
 def _term_lower(step: Any, count: int, total: int, res: Resolution, bits: int, direction: str,
                 sigma_m: float):
     """(lower block, evaluations) of one term composed ``count`` times."""
-    s1, unit, idx, _ = _term_points(step, total, res, bits, sigma_m)
-    low = power(adaptive_lower(step, idx, unit, bits, 1, direction), count, s1, res.composed,
+    s1, unit, idx, _, tails = _term_points(step, total, res, bits, sigma_m)
+    low = power(adaptive_lower(step, idx, unit, bits, 1, direction, tails), count, s1, res.composed,
                 LOWER_OPS)
     return low, 2 * len(idx)
 
 
 def _law(comp: Composition, res: Resolution, bits: int, direction: str, lower: bool):
-    """The composed upper (or lower) block of one pair order, and the evaluations it took."""
+    """One term: the composed upper (or lower) block of one pair order by binary powering
+    (:func:`certify.lattice_adaptive.power`), and the evaluations it took."""
     terms, total = lattice_terms(comp, direction)
     sigma_m = math.sqrt(sum(c * st.rough_std() ** 2 for st, c in terms))
-    build, ops = (_term_lower, LOWER_OPS) if lower else (_term_upper, UPPER_OPS)
-    parts, evals = [], 0
-    for step, count in terms:
+    (step, count), = terms
+    build = _term_lower if lower else _term_upper
+    return build(step, count, total, res, bits, direction, sigma_m)
+
+
+def _law_multi(comp: Composition, res: Resolution, bits: int, direction: str, upper: bool,
+               lower: bool) -> tuple[Any, Any, int]:
+    """Several terms: (upper block or None, lower block or None, evaluations) of one pair
+    order, one multi-exponentiation of the single-step blocks per end
+    (:class:`certify.lattice_hetero.MultiPower`, where the proof is), built term by term in one
+    pass (each term's points serve both ends; the blocks are not kept: dense, and many)."""
+    terms, total = lattice_terms(comp, direction)
+    sigma_m = math.sqrt(sum(c * st.rough_std() ** 2 for st, c in terms))
+    terms = sorted(terms, key=lambda t: t[0].rough_std())
+    counts = [c for _, c in terms]
+    var = [st.rough_std() ** 2 for st, _ in terms]
+    up = MultiPower(counts, var, res.composed, UPPER_OPS) if upper else None
+    low = MultiPower(counts, var, res.composed, LOWER_OPS_RENORM) if lower else None
+    evals = 0
+    for step, _ in terms:
         check_deadline("in the lattice terms")
-        block, n = build(step, count, total, res, bits, direction, sigma_m)
-        parts.append((block, count * step.rough_std() ** 2))
-        evals += n
-    return compose_tree(parts, res.composed, ops), evals
+        _, unit, idx, values, tails = _term_points(step, total, res, bits, sigma_m)
+        evals += len(idx)  # cached or not: the work measure must not depend on the caches
+        if up is not None:
+            up.push(adaptive_upper(step, idx, values, unit, bits, direction))
+        if low is not None:
+            low.push(adaptive_lower(step, idx, unit, bits, 1, direction, tails))
+            evals += 0 if tails is not None else 2 * len(idx)
+    return (None if up is None else up.result(), None if low is None else low.result(), evals)
 
 
-def _laws(comp: Composition, res: Resolution, bits: int, pick) -> tuple[dict, dict, int]:
-    """Upper blocks in every pair order; the lower block only in the order ``pick(ups)``
-    chooses (any single order's test is a valid lower bound of the max over orders)."""
-    ups, evals = {}, 0
-    for d in comp.directions:
-        ups[d], n = _law(comp, res, bits, d, False)
+def _laws(comp: Composition, res: Resolution, bits: int, pick, skip=None, first=None
+          ) -> tuple[dict, dict, int]:
+    """Upper blocks in every pair order (``first`` first) except those ``skip(d, ups)`` drops;
+    the lower block only in the order ``pick(ups)`` chooses (any single order's test is a
+    valid lower bound of the max over orders). Several terms: the first order's lower block is
+    built in the same pass as its upper block, and kept if that order is picked."""
+    ups, lows, evals = {}, {}, 0
+    several = len(comp.terms) > 1
+    order = sorted(comp.directions, key=lambda d: d != first)
+    for d in order:
+        if skip is not None and ups and skip(d, ups):
+            continue
+        if several:
+            ups[d], low, n = _law_multi(comp, res, bits, d, True, not ups)
+            if low is not None:
+                lows[d] = low
+        else:
+            ups[d], n = _law(comp, res, bits, d, False)
         evals += n
     d = pick(ups)
-    low, n = _law(comp, res, bits, d, True)
-    return ups, {d: low}, evals + n
+    if d not in lows:
+        if several:
+            _, lows[d], n = _law_multi(comp, res, bits, d, False, True)
+        else:
+            lows[d], n = _law(comp, res, bits, d, True)
+        evals += n
+    return ups, {d: lows[d]}, evals
+
+
+A_HETERO = (
+    "several terms: one multi-exponentiation of the single-step blocks in any order of products "
+    "and re-discretizations, the lower end's tilted P side renormalized with its tilt recorded "
+    "(proof in certify.lattice_hetero)"
+)
 
 
 def _assumptions(comp: Composition) -> tuple[str, ...]:
-    return (A_TARGET, *step_assumptions(comp), A_LOWER)
+    more = (A_HETERO,) if len(comp.terms) > 1 else ()
+    return (A_TARGET, *more, *step_assumptions(comp), A_LOWER)
 
 
 def _details(ups: dict, lows: dict, res: Resolution) -> dict[str, Any]:
@@ -218,15 +267,35 @@ def _delta_once(comp: Composition, e: arb, res: Resolution, bits: int) -> tuple[
                  win, (), inputs), evals
 
 
-def _epsilon_once(comp: Composition, target: arb, res: Resolution, bits: int
-                  ) -> tuple[Bound, int]:
+def _epsilon_once(comp: Composition, target: arb, res: Resolution, bits: int,
+                  carry: dict | None = None) -> tuple[Bound, int]:
+    r"""One resolution. ``carry`` (several terms only) holds each order's certified eps upper
+    end from the coarser levels: an order whose earlier upper end lies strictly below this
+    level's upper end of another order is not recomputed, and its earlier value is used. That
+    is sound: the eps of the composition is the max over the orders of their eps, each earlier
+    value is a certified upper end of its order's eps, and the max is then this level's."""
     per = {}
+    old = carry if carry is not None else {}
 
     def pick(ups: dict) -> str:
-        per.update({d: epsilon_upper(lat, target) for d, lat in ups.items()})
+        per.update({d: epsilon_upper(lat, target) for d, lat in ups.items() if d not in per})
         return max(per, key=lambda k: math.inf if per[k] is None else per[k])
 
-    ups, lows, evals = _laws(comp, res, bits, pick)
+    def skip(d: str, ups: dict) -> bool:
+        for k, lat in ups.items():
+            if k not in per:
+                per[k] = epsilon_upper(lat, target)
+        done = [v for v in per.values() if v is not None]
+        if old.get(d) is None or not done or not old[d] < max(done):
+            return False
+        per[d] = old[d]
+        return True
+
+    ups, lows, evals = _laws(comp, res, bits, pick, skip if carry is not None else None,
+                             old.get("win"))
+    if carry is not None:
+        carry.update({d: v for d, v in per.items() if d in ups})
+        carry["win"] = max(per, key=lambda k: math.inf if per[k] is None else per[k])
     per_lo = {d: epsilon_lower(lows[d], target) for d in lows}
     wl = max(per_lo, key=lambda k: per_lo[k])
     lo = endpoints(arb(per_lo[wl]))[0]
@@ -239,7 +308,7 @@ def _epsilon_once(comp: Composition, target: arb, res: Resolution, bits: int
         return Bound("epsilon", lo, Endpoint(inf=1), lm, _method(ups, win), DEFAULT_PRECISION,
                      _assumptions(comp), win,
                      ("vacuous: the lattice mass at infinity exceeds delta",), inputs), evals
-    win = max(per, key=lambda k: per[k])
+    win = max(per, key=lambda k: (per[k], k in ups))
     _, hi = endpoints(arb(per[win]))
     if lo.to_mpf() > hi.to_mpf():  # impossible unless a bug
         raise ArithmeticError("lattice: lower end above upper end")
@@ -295,10 +364,12 @@ def _refine(once, comp: Composition, x: arb, rel_width: Any, bits: int | None) -
               else DEFAULT_EVALUATIONS)
     t0 = time.perf_counter()
     best, spent, why, i = None, 0, None, 0
+    # several terms: the eps upper ends of the pair orders carried from level to level
+    extra = {"carry": {}} if once is _epsilon_once and len(comp.terms) > 1 else {}
     for _ in range(len(LEVELS)):
         res = LEVELS[i]
         try:
-            out, evals = once(comp, x, res, b)
+            out, evals = once(comp, x, res, b, **extra)
         except BudgetExceeded as exc:
             if best is None:
                 raise

@@ -68,6 +68,15 @@ class LatticeStep(ABC):
     def tails(self, s: arb) -> tuple[arb, arb]:
         r""":math:`(Q(L \ge s), P(L \ge s))` at a (normally exact) point s."""
 
+    shared_tails: bool = False
+    """True when :meth:`delta_tails` costs about one evaluation (not delta + tails)."""
+
+    def delta_tails(self, s: arb) -> tuple[arb, arb, arb]:
+        r"""``(delta(s), *tails(s))`` in one call; steps whose two formulas share their costly
+        parts (e.g. the same erfc values) override it, returning the same balls, and set
+        :attr:`shared_tails`."""
+        return (self.delta(s), *self.tails(s))
+
     def end_masses(self) -> tuple[arb, arb]:
         r""":math:`(Q(L = +\infty), P(L = -\infty))`; zero for mutually continuous pairs."""
         return arb(0), arb(0)

@@ -322,6 +322,7 @@ class SubsampledGaussianStep(LatticeStep):
     sigma: float | Fraction
     rate: float | Fraction
     swapped: bool = False
+    shared_tails = True  # class attribute, not a field: delta_tails shares x and the erfcs
 
     def _x(self, v: arb) -> arb:
         """x with L(x) = log v: (log((v - 1 + p)/p) + mu^2/2)/mu (needs v > 1 - p)."""
@@ -370,6 +371,31 @@ class SubsampledGaussianStep(LatticeStep):
         x = self._x(u)
         mu = arb(1) / exact_ball(self.sigma)
         return normal_cdf(x), keep * normal_cdf(x) + p * normal_cdf(x - mu)
+
+    def delta_tails(self, s: arb) -> tuple[arb, arb, arb]:
+        """``delta(s)`` and ``tails(s)`` sharing x and the two normal tails (the same
+        expressions as :meth:`delta` and :meth:`tails`, so the same balls)."""
+        p = exact_ball(self.rate)
+        keep = 1 - p
+        mu = arb(1) / exact_ball(self.sigma)
+        if not self.swapped:
+            t = s.exp()
+            if t <= keep:
+                return 1 - t, arb(1), arb(1)
+            if not t > keep:
+                raise ArithmeticError("cannot place e^s against 1 - p")
+            x = self._x(t)
+            a, b = normal_sf(x), normal_sf(x - mu)
+            return (keep - t) * a + p * b, keep * a + p * b, a
+        u = (-s).exp()
+        if u <= keep:
+            return arb(0), arb(0), arb(0)
+        if not u > keep:
+            raise ArithmeticError("cannot place e^-s against 1 - p")
+        t = s.exp()
+        x = self._x(u)
+        a, b = normal_cdf(x), normal_cdf(x - mu)
+        return (1 - t * keep) * a - t * p * b, a, keep * a + p * b
 
     def rough_std(self) -> float:
         mu = 1.0 / float(self.sigma)

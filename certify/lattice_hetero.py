@@ -1,0 +1,237 @@
+r"""Many mechanisms: a heterogeneous composition multiplied as one multi-exponentiation.
+
+A composition :math:`\prod_i \mu_i^{*c_i}` of n distinct single-step laws (n noise levels of
+DP-SGD, each run :math:`c_i` times) was computed as n binary powerings followed by a balanced
+tree of the n powers: about :math:`n(\log_2 c + \mathrm{popcount}(c))` products of composed
+laws. Convolution is commutative and associative, so with the binary digits
+:math:`c_i = \sum_b \beta_{ib} 2^b`
+
+.. math::
+
+    \prod_i \mu_i^{*c_i} = \prod_b \Bigl(\prod_{i:\,\beta_{ib} = 1} \mu_i\Bigr)^{*2^b}
+    = \Bigl(\cdots\bigl(P_{b_{\max}}^{*2} * P_{b_{\max}-1}\bigr)^{*2} \cdots\Bigr)^{*2} * P_0,
+    \qquad P_b = \prod_{i:\,\beta_{ib} = 1} \mu_i
+
+(Straus' simultaneous exponentiation, in Horner form). Each :math:`P_b` is a balanced tree of
+*single-step* laws (cheap: short polynomials), and only :math:`\lceil\log_2 \max c_i\rceil`
+squarings and as many products act on long ones: for 100 levels x 100 steps, about 7 + 3 long
+products per law instead of about 800 + 99.
+
+**Soundness (upper end).** Write :math:`\mu \succeq \nu` when :math:`H_\mu \ge H_\nu` everywhere
+(the hockey-stick curves of :mod:`certify.lattice`, Lemma 1). Each operation used here maps
+dominating factors to a dominating result: the product with every mass rounded up and the safe
+truncation (Lemma 3 and Lemma 1, which is a statement about any finite non-negative factors:
+:math:`\mu_1 \succeq \nu_1, \mu_2 \succeq \nu_2 \Rightarrow \mu_1 * \mu_2 \succeq \nu_1 * \nu_2`),
+and the connect-the-dots re-discretization (section C of :mod:`certify.lattice_adaptive`:
+:math:`\mu' \succeq \mu`). By induction over the expression above, whose exact value is the
+composition of the single-step connect-the-dots measures (each dominating its step, Lemma 2),
+the computed measure dominates the composed pair; the order of the products plays no part.
+
+**Soundness (lower end).** The binned test of :mod:`certify.lattice_lower` is valid for any
+statistic that is a deterministic function of the outputs. Here the statistic is built by the
+same expression: a product adds the statistics of two independent blocks of steps, a squaring
+adds those of two independent copies (disjoint blocks of steps with the same laws), and a
+re-discretization replaces a partial sum S by :math:`\lfloor S/r \rfloor` (section D): all
+post-processings. The tilted identity :math:`P(S = j) = e^{-jh - \Gamma} r_j` multiplies over
+independent blocks (the tilts :math:`(\gamma_i, m_i)` are concatenated, the counts of equal
+gammas merged), and each product rounds Q down and the tilted P up as in the uniform case, so
+the invariants of :mod:`certify.lattice_lower` hold whatever the order of the products.
+
+Grids: after every product the result is re-discretized to ``per_sigma`` points per rough
+standard deviation of its own law (the square root of the sum of its steps' single-step
+variances, at least a floor unit, below), never finer than its factors' unit
+(:func:`certify.lattice_adaptive.settle`); the factors of a product are first brought to the
+coarser unit. The caller gives the terms sorted by their rough standard deviation, so that tree
+neighbours have similar units, and may build the single-step blocks one at a time
+(:class:`MultiPower` keeps a binary-counter stack per digit set: O(log n) blocks in memory).
+
+Floor unit: a re-discretization at unit U adds about :math:`U^2` times the density of the final
+law to the error, whichever factor it is applied to (the chord gap of section C, convolved with
+the other factors); the squarings of the Horner chain cost about :math:`2(\sigma/R)^2` (units
+growing by :math:`\sqrt 2` up to the final :math:`\sigma/R`), so the about 2n
+re-discretizations of the trees are kept at units no finer than
+:math:`\sigma / (R\sqrt{2 \cdot \mathrm{FLOOR\_SHARE} \cdot 2n})`, a share
+:math:`1/\mathrm{FLOOR\_SHARE}` of the squarings' error. Tightness only: any units are sound.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from flint import arb
+
+from .budget import check_deadline
+from .engine import DEFAULT_PRECISION, endpoints, workprec
+from .intpoly import ceil_div_pow2
+from .lattice_adaptive import LOWER_OPS, coarsen_lower, common_unit, settle
+from .lattice_grid import ceil_dyadic
+from .lattice_lower import LowerLattice, Seq
+
+__all__ = ["FLOOR_SHARE", "LOWER_OPS_RENORM", "MultiPower", "multi_power", "renormalize_lower"]
+
+_G_BITS = 20  # renormalising exponents are multiples of 2^-20 (equal ones merge)
+_W_BITS = 64  # fixed-point bits of the weight e^g
+
+FLOOR_SHARE = 4.0
+"""The trees' re-discretization error is kept below 1/FLOOR_SHARE of the squarings' (the floor
+unit; module docstring)."""
+
+
+def renormalize_lower(low: LowerLattice) -> LowerLattice:
+    r"""The tilted P side of a lower block scaled back to total mass about :math:`2^B`.
+
+    **Proof.** The tilted identity of :mod:`certify.lattice_lower` reads
+    :math:`P(S = j) = e^{-jh - \Gamma} r_j`, :math:`\Gamma = \sum_i m_i\gamma_i` (the
+    ``tilts``), with the computed :math:`R'_j \ge 2^B r_j` off the unlocated mass E. For any
+    constant g, :math:`P(S = j) = e^{-jh - (\Gamma + g)} (e^g r_j)`: multiplying every
+    :math:`R'_j` and E by an upper bound of :math:`e^g` (a 64-bit fixed-point weight rounded up,
+    products rounded up) and appending the tilt (g, 1) keeps the invariant, so the test stays a
+    valid lower bound. Why: the re-discretization of section D multiplies the tilted masses by
+    weights :math:`e^{-iu} \le 1`, so in a long chain of products and coarsenings (and squarings,
+    which square the total) the total decays geometrically and would fall below the fixed-point
+    unit (the lower end then vanishes; seen at 1000 terms). g is the binary64 multiple of
+    :math:`2^{-20}` nearest to :math:`\log(2^B / \text{total})`; nothing is done when the total
+    is within 0.1% of :math:`2^B`.
+    """
+    total = int(low.r.coeffs(1)) + low.r.extra
+    if total <= 0:
+        return low
+    g = round((low.bits * math.log(2.0) - math.log(total)) * 2.0**_G_BITS) / 2.0**_G_BITS
+    if not g > 2.0**-10:
+        return low
+    with workprec(DEFAULT_PRECISION):
+        w = ceil_dyadic(endpoints(arb(g).exp() * (1 << _W_BITS))[1])
+    r = Seq(low.r.offset, ceil_div_pow2(low.r.coeffs * w, _W_BITS),
+            -((-low.r.extra * w) >> _W_BITS), low.r.inf)
+    merged: dict[float, int] = {}
+    for gg, c in (*low.tilts, (g, 1)):
+        merged[gg] = merged.get(gg, 0) + c
+    return LowerLattice(low.h, low.bits, low.q, r, low.count, low.direction, low.points,
+                        tuple(merged.items()))
+
+
+LOWER_OPS_RENORM = dataclasses.replace(
+    LOWER_OPS, coarsen=lambda low, r: renormalize_lower(coarsen_lower(low, r)))
+"""Lower-end operations whose re-discretization also renormalizes (:func:`renormalize_lower`)."""
+
+
+class MultiPower:
+    r"""Accumulates :math:`\prod_i \mu_i^{*c_i}` from single-step blocks given one at a time.
+
+    Args:
+        counts: c_i >= 1 per term, in the order the blocks will be pushed.
+        variances: Single-step rough variances per term (place the grids only).
+        per_sigma: Points per rough standard deviation of each composed law.
+        ops: :data:`certify.lattice_adaptive.UPPER_OPS` or ``LOWER_OPS``.
+
+    Raises:
+        ValueError: on no terms, a count below 1 or lists of different lengths.
+    """
+
+    def __init__(self, counts: Sequence[int], variances: Sequence[float], per_sigma: int,
+                 ops: Any) -> None:
+        if not counts or len(counts) != len(variances):
+            raise ValueError(f"counts and variances must be non-empty lists of one length, got "
+                             f"{len(counts)} and {len(variances)}")
+        for c in counts:
+            if isinstance(c, bool) or not isinstance(c, int) or c < 1:
+                raise ValueError(f"count must be an integer >= 1, got {c!r}")
+        self.counts, self.variances = list(counts), [float(v) for v in variances]
+        self.per_sigma, self.ops = per_sigma, ops
+        self.top = max(counts).bit_length()
+        keys = {self._key(b) for b in range(self.top)} - {()}
+        self.floor = math.sqrt(sum(c * v for c, v in zip(counts, variances, strict=True)) /
+                               (2.0 * FLOOR_SHARE * sum(2 * len(k) for k in keys)))
+        # one stack per distinct digit set; the digit sets a term belongs to
+        self.stacks: dict[tuple[int, ...], list[tuple[Any, float, int]]] = {k: [] for k in keys}
+        self.member = [[k for k in keys if i in k] for i in range(len(counts))]
+        self.pushed = 0
+
+    def _key(self, bit: int) -> tuple[int, ...]:
+        return tuple(i for i, c in enumerate(self.counts) if (c >> bit) & 1)
+
+    def _merge(self, a: tuple[Any, float, int], b: tuple[Any, float, int]
+               ) -> tuple[Any, float, int]:
+        check_deadline("in the lattice composition of the terms")
+        x, y = common_unit(a[0], b[0], self.ops)
+        v = a[1] + b[1]
+        return (settle(self.ops.mul(x, y), max(math.sqrt(v), self.floor), self.per_sigma,
+                       self.ops), v, a[2] + b[2])
+
+    def push(self, block: Any) -> None:
+        """The single-step block of the next term (binary-counter merging: a balanced tree)."""
+        i = self.pushed
+        if i >= len(self.counts):
+            raise ValueError("more blocks pushed than terms")
+        self.pushed += 1
+        v = self.variances[i]
+        blk = settle(block, max(math.sqrt(v), self.floor), self.per_sigma, self.ops)
+        for k in self.member[i]:
+            st = self.stacks[k]
+            st.append((blk, v, 1))
+            while len(st) > 1 and st[-1][2] == st[-2][2]:
+                b, a = st.pop(), st.pop()
+                st.append(self._merge(a, b))
+
+    def _tree(self, key: tuple[int, ...]) -> tuple[Any, float]:
+        st = self.stacks[key]
+        out = st.pop()
+        while st:
+            out = self._merge(st.pop(), out)
+        return out[0], out[1]
+
+    def result(self) -> Any:
+        """The composed block (Horner over the digits, module docstring)."""
+        if self.pushed != len(self.counts):
+            raise ValueError(f"{self.pushed} blocks pushed for {len(self.counts)} terms")
+        ops, per_sigma = self.ops, self.per_sigma
+        trees: dict[tuple[int, ...], tuple[Any, float]] = {}  # equal digit sets: one tree
+        result, var = None, 0.0
+        for bit in range(self.top - 1, -1, -1):
+            check_deadline("in the lattice squarings")
+            if result is not None:
+                result = settle(ops.mul(result, result), math.sqrt(2.0 * var), per_sigma, ops)
+                var *= 2.0
+            key = self._key(bit)
+            if not key:
+                continue
+            if key not in trees:
+                trees[key] = self._tree(key)
+            blk, v = trees[key]
+            if result is None:
+                result, var = blk, v
+            else:
+                x, y = common_unit(result, blk, ops)
+                var += v
+                result = settle(ops.mul(x, y), math.sqrt(var), per_sigma, ops)
+        return result
+
+
+def multi_power(parts: list[tuple[Any, int, float]], per_sigma: int, ops: Any) -> Any:
+    r"""The composition :math:`\prod_i \mu_i^{*c_i}` of single-step blocks (module docstring).
+
+    Args:
+        parts: ``(block, count, variance)`` per term: a single-step block (a
+            :class:`certify.lattice_measure.LatticePLD` or
+            :class:`certify.lattice_lower.LowerLattice` of one step), its count c >= 1 and its
+            single-step rough variance (places the grids only).
+        per_sigma: Points per rough standard deviation of each composed law.
+        ops: :data:`certify.lattice_adaptive.UPPER_OPS` or ``LOWER_OPS``.
+
+    Returns:
+        The composed block (upper: dominating measure; lower: binned test laws).
+
+    Raises:
+        ValueError: on an empty list or a count below 1.
+        BudgetExceeded: past the deadline of an active time budget.
+    """
+    if not parts:
+        raise ValueError("parts must not be empty")
+    order = sorted(parts, key=lambda p: p[2])
+    acc = MultiPower([c for _, c, _ in order], [v for _, _, v in order], per_sigma, ops)
+    for blk, _, _ in order:
+        acc.push(blk)
+    return acc.result()

@@ -1,0 +1,239 @@
+"""certify.lattice_hetero: heterogeneous compositions as one multi-exponentiation, and the
+shared single-step evaluations (LatticeStep.delta_tails) it relies on for speed.
+
+Oracles (independent of the code under test): exact integer convolution of the single-step
+lattice measures (Python integers, hockey-stick curves in mpmath) for the multi-exponentiation
+itself; the GDP closed form in mpmath for compositions of Gaussians with distinct noise levels
+(mu = sqrt(sum_i c_i / sigma_i^2), Dong, Roth, Su 2022, Cor. 2.13 and 3.3); the exact law of a
+composition of randomized responses with two different eps0 (enumeration of the two binomials in
+mpmath); the step's own separate delta and tails calls for delta_tails. dp_accounting's PLD
+(pessimistic and optimistic estimates) is a cross-check for heterogeneous DP-SGD, not an oracle.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+pytest.importorskip("flint")
+mp = pytest.importorskip("mpmath")
+
+from flint import arb, fmpz_poly  # noqa: E402
+
+from certify.engine import workprec  # noqa: E402
+from certify.lattice_adaptive import UPPER_OPS  # noqa: E402
+from certify.lattice_hetero import multi_power  # noqa: E402
+from certify.lattice_measure import LatticePLD  # noqa: E402
+from certify.lattice_target import target_delta_interval, target_epsilon_interval  # noqa: E402
+from certify.mechanisms.subsampled_gaussian import SubsampledGaussianStep  # noqa: E402
+from numeric.mechanisms import (  # noqa: E402
+    Gaussian,
+    PoissonSubsampledGaussian,
+    RandomizedResponse,
+)
+
+BITS = 80
+
+
+def _gdp_delta(mu: float, eps: float) -> mp.mpf:
+    """delta_mu(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (GDP Cor. 2.13)."""
+    with mp.workdps(40):
+        mu, eps = mp.mpf(mu), mp.mpf(eps)
+        return mp.ncdf(-eps / mu + mu / 2) - mp.exp(eps) * mp.ncdf(-eps / mu - mu / 2)
+
+
+# --- the multi-exponentiation against exact convolution --------------------------------------
+
+
+def _random_step(rng: random.Random, h: float) -> LatticePLD:
+    n = rng.randint(2, 9)
+    cuts = sorted(rng.randrange(1, 1 << BITS) for _ in range(n - 1))
+    masses = [b - a for a, b in zip([0, *cuts], [*cuts, 1 << BITS], strict=True)]
+    return LatticePLD(h, BITS, rng.randint(-6, 3), fmpz_poly(masses), 0, 1, "P||Q", n)
+
+
+def _exact(parts: list[tuple[LatticePLD, int]]) -> tuple[dict[float, int], int]:
+    """Exact composition (support point -> mass in units 2^-(B * count)), and count."""
+    law, total = {0.0: 1}, 0
+    for lat, c in parts:
+        atoms = {(lat.offset + k) * lat.h: int(v) for k, v in enumerate(lat.coeffs.coeffs())}
+        for _ in range(c):
+            nxt: dict[float, int] = {}
+            for s, a in law.items():
+                for t, b in atoms.items():
+                    if b:
+                        nxt[s + t] = nxt.get(s + t, 0) + a * b
+            law = nxt
+            total += 1
+    return law, total
+
+
+def _h_exact(law: dict[float, int], total: int, eps: mp.mpf) -> mp.mpf:
+    scale = mp.mpf(2) ** (-BITS * total)
+    return scale * mp.fsum(a * (1 - mp.exp(eps - s)) for s, a in law.items() if s > eps)
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("per_sigma", [2, 1 << 12])
+def test_multi_power_dominates_the_exact_composition(seed, per_sigma):
+    rng = random.Random(seed)
+    h = 2.0**-5
+    steps = [_random_step(rng, h) for _ in range(rng.randint(2, 4))]
+    counts = [rng.randint(1, 5) for _ in steps]
+    out = multi_power([(s, c, 0.01 * (i + 1)) for i, (s, c) in enumerate(zip(steps, counts,
+                                                                                 strict=True))],
+                      per_sigma, UPPER_OPS)
+    assert out.count == sum(counts)
+    law, total = _exact(list(zip(steps, counts, strict=True)))
+    with mp.workdps(40), workprec(200):
+        for eps in (-0.3, 0.0, 0.05, 0.2, 0.5):
+            want = _h_exact(law, total, mp.mpf(eps))
+            got = out.delta_upper(arb(eps))
+            assert mp.mpf(got.upper().str(40, radius=False)) >= want * (1 - mp.mpf(10) ** -30)
+
+
+def test_multi_power_without_coarsening_is_the_exact_composition_rounded_up():
+    rng = random.Random(7)
+    h = 2.0**-4
+    steps = [_random_step(rng, h) for _ in range(3)]
+    counts = [2, 3, 1]
+    out = multi_power([(s, c, 1.0) for s, c in zip(steps, counts, strict=True)], 1 << 20,
+                      UPPER_OPS)
+    law, total = _exact(list(zip(steps, counts, strict=True)))
+    # every product rounds each mass up by < 1 unit: at most (number of products) * length units
+    excess = mp.mpf(out.total - (1 << BITS)) / 2**BITS
+    assert 0 <= excess <= 1e-18
+    with mp.workdps(40), workprec(200):
+        for eps in (0.0, 0.1, 0.3):
+            want = _h_exact(law, total, mp.mpf(eps))
+            got = mp.mpf(out.delta_upper(arb(eps)).mid().str(40, radius=False))
+            assert want <= got * (1 + mp.mpf(10) ** -25) and got - want <= 1e-17
+
+
+@pytest.mark.parametrize("bad", [[], [(None, 0, 1.0)], [(None, 2.5, 1.0)], [(None, True, 1.0)]])
+def test_multi_power_rejects_bad_parts(bad):
+    with pytest.raises(ValueError):
+        multi_power(bad, 4, UPPER_OPS)
+
+
+# --- end to end: exact heterogeneous cases ---------------------------------------------------
+
+SIGMAS = (1.0, 1.3, 1.7, 2.2, 3.0, 4.5)
+COUNTS = (3, 5, 2, 7, 1, 12)  # unequal binary digits: several digit sets, several trees
+MU = math.sqrt(sum(c / s**2 for s, c in zip(SIGMAS, COUNTS, strict=True)))  # GDP Cor. 3.3
+
+
+@pytest.mark.parametrize("eps", [0.5, 2.0, 5.0])
+def test_distinct_gaussians_bracket_gdp_delta(eps):
+    comp = [(Gaussian(s), c) for s, c in zip(SIGMAS, COUNTS, strict=True)]
+    b = target_delta_interval(comp, eps, rel_width=1e-3)
+    want = _gdp_delta(MU, eps)
+    assert b.lower_mpf <= want <= b.upper_mpf
+    assert b.upper_mpf - b.lower_mpf <= 1e-3 * b.upper_mpf
+
+
+def test_distinct_subsampled_gaussians_at_rate_one_bracket_gdp_epsilon():
+    comp = [(PoissonSubsampledGaussian(s, 1.0), c) for s, c in zip(SIGMAS, COUNTS, strict=True)]
+    b = target_epsilon_interval(comp, 1e-6, rel_width=1e-4)
+    lo, hi = float(b.lower_mpf), float(b.upper_mpf)
+    assert _gdp_delta(MU, lo) >= 1e-6 >= _gdp_delta(MU, hi)
+    assert hi - lo <= 1e-4 * hi
+
+
+def _rr_two(e1: float, m1: int, e2: float, m2: int, eps: float) -> mp.mpf:
+    """Randomized responses RR(e1)^m1 x RR(e2)^m2: L = sum (2k_i - m_i) e_i, k_i ~ Bin(m_i,
+    e^e_i / (1 + e^e_i)) under Q; delta(eps) = E_Q[(1 - e^(eps - L))_+]."""
+    with mp.workdps(40):
+        a, b, e = mp.mpf(e1), mp.mpf(e2), mp.mpf(eps)
+        qa, qb = mp.exp(a) / (1 + mp.exp(a)), mp.exp(b) / (1 + mp.exp(b))
+        out = mp.mpf(0)
+        for i in range(m1 + 1):
+            pa = mp.binomial(m1, i) * qa**i * (1 - qa) ** (m1 - i)
+            for j in range(m2 + 1):
+                s = (2 * i - m1) * a + (2 * j - m2) * b
+                if s > e:
+                    pb = mp.binomial(m2, j) * qb**j * (1 - qb) ** (m2 - j)
+                    out += pa * pb * (1 - mp.exp(e - s))
+        return out
+
+
+@pytest.mark.parametrize("eps", [0.5, 1.5])
+def test_two_randomized_responses_bracket_the_exact_law(eps):
+    comp = [(RandomizedResponse(0.25), 20), (RandomizedResponse(0.1), 50)]
+    b = target_delta_interval(comp, eps, rel_width=1e-2)
+    want = _rr_two(0.25, 20, 0.1, 50, eps)
+    assert b.lower_mpf <= want <= b.upper_mpf
+
+
+# --- heterogeneous DP-SGD: cross-check with dp_accounting ------------------------------------
+
+
+def test_heterogeneous_dp_sgd_agrees_with_pld_brackets():
+    dpa = pytest.importorskip("dp_accounting")
+    from dp_accounting.pld import pld_privacy_accountant
+
+    sigmas = (0.8, 1.1, 1.5, 2.0)
+    comp = [(PoissonSubsampledGaussian(s, 0.01), 50) for s in sigmas]
+    b = target_epsilon_interval(comp, 1e-5)
+    lo, hi = float(b.lower_mpf), float(b.upper_mpf)
+    assert hi - lo <= 1e-4 * hi
+    assert not any("above the target" in w for w in b.warnings)
+    est = {}
+    for pess in (True, False):
+        acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-4)
+        for s in sigmas:
+            acc.compose(dpa.SelfComposedDpEvent(
+                dpa.PoissonSampledDpEvent(0.01, dpa.GaussianDpEvent(s)), 50))
+        est[pess] = acc.get_epsilon(1e-5)
+    # PLD's optimistic estimate lies below the true eps, its pessimistic one above (up to its
+    # own truncation): the certified interval must meet [optimistic, pessimistic]
+    assert lo <= est[True] * (1 + 1e-6) and est[False] * (1 - 1e-6) <= hi
+    assert est[True] - est[False] >= 0
+
+
+# --- the shared single-step evaluation --------------------------------------------------------
+
+
+@pytest.mark.parametrize("swapped", [False, True])
+def test_delta_tails_is_bit_identical_to_separate_calls(swapped):
+    step = SubsampledGaussianStep(0.9, 0.01, swapped)
+    assert step.shared_tails
+    rng = random.Random(3)
+    with workprec(208):
+        for _ in range(300):
+            e = arb(rng.randint(-400, 4000)) * arb(2.0**-9)
+            d, tq, tp = step.delta_tails(e)
+            d2 = step.delta(e)
+            tq2, tp2 = step.tails(e)
+            for x, y in ((d, d2), (tq, tq2), (tp, tp2)):
+                assert x.mid() == y.mid() and x.rad() == y.rad()
+
+
+# --- renormalized tilted P side (certify.lattice_hetero.renormalize_lower) --------------------
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_renormalized_lower_block_is_never_less_conservative(seed):
+    from certify.lattice_hetero import renormalize_lower
+    from certify.lattice_lower import LowerLattice, Seq
+
+    rng = random.Random(seed)
+    n = rng.randint(5, 30)
+    q = [rng.randrange(1 << 70) for _ in range(n)]
+    r = [rng.randrange(1 << 60) for _ in range(n)]  # total far below 2^80: decayed P side
+    low = LowerLattice(2.0**-3, BITS, Seq(-5, fmpz_poly(q), inf=7),
+                       Seq(-5, fmpz_poly(r), extra=rng.randrange(1 << 40)), 10, "P||Q", n,
+                       ((0.015625, 10),))
+    new = renormalize_lower(low)
+    assert int(new.r.coeffs(1)) + new.r.extra > (1 << BITS) * 0.99  # back to about 2^B
+    assert new.q == low.q and len(new.tilts) == 2
+    with workprec(200):
+        for eps in (0.0, 0.3, 1.0):
+            for k in range(-6, n - 4, 3):
+                a = low.delta_lower_at(arb(eps), k)
+                b = new.delta_lower_at(arb(eps), k)
+                # the same test, the P side over-estimated a little more: never a higher value
+                assert b.upper() <= a.upper() + 2.0**-100
+                assert (a - b).upper() <= 1e-12
