@@ -84,6 +84,7 @@ from typing import Any
 
 from flint import arb, fmpz_poly
 
+from numeric.errors import NotApplicable
 from numeric.progress import progress
 
 from .budget import check_deadline, require
@@ -229,12 +230,23 @@ def _truncated(offset: int, masses: list[int], inf: int, bits: int) -> tuple[int
     return offset + low, kept, inf
 
 
+def _check_span(idx: list[int], unit: float) -> None:
+    """Refuse up front a single step whose loss support spans more than MAX_LENGTH units of 1
+    (:func:`settle` could not bring its products under the point budget)."""
+    if (idx[-1] - idx[0]) * unit > MAX_LENGTH:
+        raise NotApplicable(
+            f"lattice: one step's privacy loss spans {(idx[-1] - idx[0]) * unit:.6g} (more than "
+            f"{MAX_LENGTH} units of 1, the lattice's point budget; e.g. a subsampled Gaussian "
+            "with a very small sigma)")
+
+
 def adaptive_upper(step: LatticeStep, idx: list[int], values: list[arb], unit: float, bits: int,
                    direction: str) -> LatticePLD:
     r"""The connect-the-dots measure of ``step`` at the points ``idx`` (section A), fixed-point
     tails rounded up as in :mod:`certify.lattice`, ends truncated safely. ``values`` are the
     curve's enclosures at the points (re-evaluated at a higher precision if too wide)."""
     n = len(idx)
+    _check_span(idx, unit)
     scale = 1 << bits
     prec = DEFAULT_PRECISION + bits
     H = list(values)
@@ -274,6 +286,7 @@ def adaptive_lower(step: LatticeStep, idx: list[int], unit: float, bits: int, co
     tails at the points as :func:`adaptive_points` records them (at the first precision here,
     ``DEFAULT_PRECISION + bits``), used instead of evaluating them again."""
     n = len(idx)
+    _check_span(idx, unit)
     scale = 1 << bits
     prec = DEFAULT_PRECISION + bits
     tilt = None
@@ -417,6 +430,11 @@ def settle(x: Any, sigma: float, per_sigma: int, ops: _Ops) -> Any:
     x = ops.coarsen(x, round(unit / x.h))
     while ops.length(x) > MAX_LENGTH and x.h < 1.0:
         x = ops.coarsen(x, 2)
+    if ops.length(x) > MAX_LENGTH:  # unit 1 and still too long: the products would not finish
+        raise NotApplicable(
+            f"lattice: the composed privacy loss spans {ops.length(x)} grid units of "
+            f"{x.h:g} (more than {MAX_LENGTH}); a loss this spread out (e.g. a subsampled "
+            "Gaussian with a very small sigma) is beyond the lattice's point budget")
     return x
 
 

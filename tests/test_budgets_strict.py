@@ -186,3 +186,17 @@ def test_exact_binomial_window_keeps_the_budget():
     with pytest.raises(BudgetExceeded, match="exact binomial window"), time_budget(1.0):
         exact_epsilon_bound([(RandomizedResponse(eps=0.01), 10**9)], 1e-6)
     assert time.monotonic() - start < 10.0
+
+
+def test_lattice_refuses_a_loss_beyond_its_point_budget_without_a_budget():
+    """sigma 1e-3: one step's loss spans ~5e5 units (1/(2 sigma^2)); the lattice squared blocks
+    of 1e6-1.7e7 coefficients for over 600 s (no time budget to stop it). It now refuses up front
+    and the certified answer comes from the other methods (reveal, docs/extremes.md)."""
+    from certify import certified_epsilon
+
+    comp = compose([(PoissonSubsampledGaussian(sigma=1e-3, rate=0.01), 1000)])
+    start = time.monotonic()
+    b = certified_epsilon(comp, 1e-5)
+    assert time.monotonic() - start < 60.0
+    assert any("lattice" in w and "point budget" in w for w in b.warnings), b.warnings
+    assert b.upper.is_finite and not b.upper_method.startswith("lattice")
