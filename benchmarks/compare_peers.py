@@ -68,25 +68,22 @@ from importlib import metadata
 from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OURS = ("aea", "saddlepoint", "auto", "certified")
-PEERS = ("pld", "pld-optimistic", "rdp", "prv", "autodp")
-METHODS = OURS + PEERS
-OPTIONAL = ("dropin-certified",)
-"""Run only when named in ``--methods``: ``certify.interop.dp_accounting``'s
-CertifiedPrivacyAccountant fed dp_accounting's events (a certified run per case, like
-``certified``)."""
-LABELS = {
-    "aea": "AEA", "saddlepoint": "saddlepoint", "auto": "auto", "certified": "certified",
-    "pld": "dp_accounting PLD (pessimistic)", "pld-optimistic": "dp_accounting PLD (optimistic)",
-    "rdp": "dp_accounting RDP", "prv": "prv_accountant", "autodp": "autodp",
-    "dropin-certified": "CertifiedPrivacyAccountant (drop-in)",
-}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare_peers_report import (  # noqa: E402 (the script's own directory, first)
+    METHODS,
+    OPACUS_KINDS,
+    OPTIONAL,
+    OURS,
+    fmt_eps,
+    fmt_s,
+    honesty,
+    markdown,
+)
+
 PEER_DIST = {"pld": "dp-accounting", "pld-optimistic": "dp-accounting", "rdp": "dp-accounting",
              "prv": "prv-accountant", "autodp": "autodp"}
 PEER_MODULE = {"dp-accounting": "dp_accounting", "prv-accountant": "prv_accountant",
                "autodp": "autodp"}
-MISS = 0.01  # a silent miss: AEA more than 1% off the certified interval without a warning
-CLOSE = 0.005  # "within 0.5%": the answers whose warnings count against the one-third goal
 
 
 # ------------------------------------------------------------------------------------------
@@ -168,9 +165,9 @@ def _ours(case: dict, method: str) -> tuple[Callable[[], dict], list[str]]:
         res = epsilon(numeric.compose(built), case["delta"], method)
         d = res.to_dict()
         if method == "certified":
-            lo, hi = d.get("lower"), d.get("upper")
-            return {"eps": float(hi) if hi is not None else math.inf,
-                    "lower": lo, "upper": hi, "warnings": len(d.get("warnings", []))}
+            return {"eps": res.value, "lower": d.get("lower"), "upper": d.get("upper"),
+                    "rel_width": res.inputs.get("rel_width"),
+                    "warnings": len(d.get("warnings", []))}
         return {"eps": float(res.epsilon), "warnings": len(res.warnings),
                 "warning_texts": list(res.warnings)[:3],
                 "answered_by": str(res.details.get("auto", res.method))[:80]}
@@ -305,6 +302,13 @@ def _autodp(case: dict) -> Callable[[], dict]:
     return run
 
 
+def _enclosure(eps: float, bound) -> dict:
+    """A drop-in's answer with its certified interval, and whether it is the upper end."""
+    d = bound.to_dict()
+    return {"eps": eps, "lower": d.get("lower"), "upper": d.get("upper"),
+            "is_upper_end": eps == bound.value, "rel_width": bound.inputs.get("rel_width")}
+
+
 def _dropin(case: dict) -> Callable[[], dict]:
     sys.path.insert(0, ROOT)
     from certify.interop.dp_accounting import CertifiedPrivacyAccountant
@@ -312,20 +316,47 @@ def _dropin(case: dict) -> Callable[[], dict]:
     def run() -> dict:
         acc = CertifiedPrivacyAccountant(_relation(case))
         acc.compose(_dp_event(case))
-        eps = float(acc.get_epsilon(case["delta"]))
-        d = acc.last_bound.to_dict()
-        return {"eps": eps, "lower": d.get("lower"), "upper": d.get("upper")}
+        return _enclosure(float(acc.get_epsilon(case["delta"])), acc.last_bound)
 
     return run
 
 
-_PEER_BUILDERS = {"dropin-certified": _dropin, "pld": _pld, "pld-optimistic": _pld_optimistic,
-                  "rdp": _rdp, "prv": _prv, "autodp": _autodp}
+def _dropin_opacus(case: dict) -> Callable[[], dict]:
+    """Opacus's drop-in fed one ``step()`` per DP-SGD step. The steps are recorded once, outside
+    the timed query (``steps_s``); the timed query rebuilds the accountant from that history
+    (``load_state_dict``, no cached answer) and asks ``get_epsilon``."""
+    sys.path.insert(0, ROOT)
+    from certify.interop.opacus import CertifiedAccountant
+
+    if case["kind"] not in OPACUS_KINDS:
+        raise ValueError(f"Opacus accounts Poisson-sampled Gaussian steps only, not {case['kind']}")
+    sigmas = [case["sigma"]] if case["kind"] == "dpsgd" else _hetero_sigmas(case["levels"])
+    t = time.perf_counter()
+    stepped = CertifiedAccountant()
+    for s in sigmas:
+        for _ in range(case["steps"]):
+            stepped.step(noise_multiplier=s, sample_rate=case["rate"])
+    steps_s = time.perf_counter() - t
+    state = stepped.state_dict()
+
+    def run() -> dict:
+        acc = CertifiedAccountant()
+        acc.load_state_dict(state)
+        out = _enclosure(float(acc.get_epsilon(case["delta"])), acc.last_bound)
+        return {**out, "steps_s": steps_s, "history": len(acc)}
+
+    return run
+
+
+_PEER_BUILDERS = {"dropin-certified": _dropin, "dropin-opacus": _dropin_opacus, "pld": _pld,
+                  "pld-optimistic": _pld_optimistic, "rdp": _rdp, "prv": _prv, "autodp": _autodp}
 
 
 def _import_for(method: str) -> None:
     if method in OURS:
         import numeric  # noqa: F401
+    elif method == "dropin-opacus":
+        import certify.interop.opacus
     elif method in OPTIONAL:
         import dp_accounting
 
@@ -399,57 +430,6 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def _interval(row: dict) -> tuple[float, float] | None:
-    c = row["results"].get("certified", {})
-    if "lower" not in c or c.get("lower") is None or c.get("upper") is None:
-        return None
-    return float(c["lower"]), float(c["upper"])
-
-
-def verdict(value: float | None, iv: tuple[float, float] | None) -> str:
-    """``safe`` (>= upper), ``unsafe`` (< lower), ``inside``, or ``-`` (nothing to check)."""
-    if value is None or iv is None or not math.isfinite(iv[0]):
-        return "-"
-    if value >= iv[1]:
-        return "safe"
-    if value < iv[0]:
-        return "unsafe"
-    return "inside"
-
-
-def off_interval(value: float, iv: tuple[float, float]) -> float:
-    """Relative distance of ``value`` to the interval (0 inside)."""
-    lo, hi = iv
-    if value < lo:
-        return (lo - value) / lo
-    if value > hi:
-        return (value - hi) / hi
-    return 0.0
-
-
-def honesty(rows: list[dict]) -> dict:
-    """Issue 13's AEA numbers: silent misses and the warned share of close answers."""
-    checked, misses, close, close_warned, warned_far = 0, [], 0, 0, 0
-    for row in rows:
-        iv = _interval(row)
-        a = row["results"].get("aea", {})
-        if iv is None or "eps" not in a or not math.isfinite(iv[1]):
-            continue
-        checked += 1
-        off = off_interval(a["eps"], iv)
-        warned = a.get("warnings", 0) > 0
-        if off > MISS and not warned:
-            misses.append(row["case"]["id"])
-        if off > MISS and warned:
-            warned_far += 1
-        if off <= CLOSE:
-            close += 1
-            close_warned += warned
-    return {"checked": checked, "silent_misses": misses, "close": close,
-            "close_warned": close_warned, "far_warned": warned_far,
-            "close_warned_share": close_warned / close if close else 0.0}
-
-
 def delta_array_speed(n: int = 10**6) -> dict:
     """The public ``delta(comp, eps_array)`` (method aea) against its kernel on the same array."""
     sys.path.insert(0, ROOT)
@@ -495,6 +475,8 @@ def run_grid(args: argparse.Namespace) -> dict:
             if (case["id"], method) in reuse:
                 row["results"][method] = reuse[case["id"], method]
                 continue
+            if method == "dropin-opacus" and case["kind"] not in OPACUS_KINDS:
+                continue  # Opacus accounts DP-SGD only
             if method in PEER_DIST and PEER_DIST[method] in missing:
                 row["results"][method] = {"error": missing[PEER_DIST[method]]}
                 continue
@@ -510,7 +492,7 @@ def run_grid(args: argparse.Namespace) -> dict:
                 missing[PEER_DIST[method]] = res["error"]
             row["results"][method] = res
             print(f"[{i + 1}/{len(cases)}] {case['id']:<32} {method:<15} "
-                  f"{_fmt_eps(res.get('eps')):>10} {_fmt_s(res.get('cold_s')):>10}"
+                  f"{fmt_eps(res.get('eps')):>10} {fmt_s(res.get('cold_s')):>10}"
                   f"{'  ' + res['error'] if 'error' in res else ''}", file=sys.stderr,
                   flush=True)
         rows.append(row)
@@ -526,134 +508,6 @@ def run_grid(args: argparse.Namespace) -> dict:
     if "aea" in methods and not args.no_delta_array:
         out["delta_array"] = delta_array_speed()
     return out
-
-
-# ------------------------------------------------------------------------------------------
-# Reporting
-# ------------------------------------------------------------------------------------------
-
-
-def _fmt_eps(x: float | None) -> str:
-    if x is None:
-        return "-"
-    return "inf" if math.isinf(x) else f"{x:.6g}"
-
-
-def _fmt_s(t: float | None) -> str:
-    if t is None:
-        return "-"
-    return f"{1e3 * t:.3g} ms" if t < 1 else f"{t:.3g} s"
-
-
-def _cell(row: dict, method: str) -> str:
-    r = row["results"].get(method)
-    if r is None:
-        return "-"
-    if "error" in r and "eps" not in r:
-        return "fails: " + r["error"].split(":")[0]
-    iv = _interval(row)
-    if method == "certified":
-        if iv is None:
-            return "-"
-        return f"[{r['lower'][:10]}, {r['upper'][:10]}]"
-    text = _fmt_eps(r["eps"])
-    if method == "prv" and "lower" in r:
-        text += f" [{r['lower']:.5g}, {r['upper']:.5g}]"
-    v = verdict(r["eps"], iv)
-    if v != "-":
-        text += f" {v}"
-    if method == "aea" and r.get("warnings"):
-        text += " (warns)"
-    return text
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    return out
-
-
-def markdown(data: dict, command: str) -> str:
-    rows = data["rows"]
-    methods = [m for m in METHODS + OPTIONAL if any(m in r["results"] for r in rows)]
-    lines = ["# This toolkit vs dp_accounting, prv_accountant, autodp", "",
-             f"Generated by `{command}` (benchmarks/compare_peers.py). Versions: "
-             + ", ".join(f"{k} {v}" for k, v in data["meta"]["versions"].items())
-             + f"; {data['meta']['cpus']} CPUs (shared: timings are contended).", ""]
-    if data["missing"]:
-        lines += ["Missing peers: " + "; ".join(f"{k} ({v})" for k, v in data["missing"].items()),
-                  ""]
-    lines += ["## eps at delta, checked against the certified interval", "",
-              "`safe`: at or above the certified upper end (proven not to under-report); "
-              "`unsafe`: below the certified lower end (proven to under-report); `inside`: "
-              "between the ends. AEA `(warns)`: the answer carries a warning.", ""]
-    lines += _table(["case", "delta", *(LABELS[m] for m in methods)],
-                    [[r["case"]["id"], f"{r['case']['delta']:g}",
-                      *(_cell(r, m) for m in methods)] for r in rows])
-    lines += ["", "## Time per query (cold: first query in a fresh process; warm: repeated)", "",
-              "Import time is excluded and listed separately below. Ratios: dp_accounting PLD "
-              "(pessimistic) cold time over ours.", ""]
-    trows = []
-    for r in rows:
-        cells = [r["case"]["id"]]
-        for m in methods:
-            res = r["results"].get(m, {})
-            cells.append(f"{_fmt_s(res.get('cold_s'))} / {_fmt_s(res.get('warm_s'))}"
-                         if "cold_s" in res else "-")
-        pld = r["results"].get("pld", {}).get("cold_s")
-        for m in ("aea", "saddlepoint"):
-            own = r["results"].get(m, {}).get("cold_s")
-            cells.append(f"{pld / own:.3g}x" if pld and own else "-")
-        trows.append(cells)
-    lines += _table(["case", *(f"{LABELS[m]} cold / warm" for m in methods),
-                     "PLD / AEA (cold)", "PLD / saddlepoint (cold)"], trows)
-    imports = {}
-    for r in rows:
-        for m, res in r["results"].items():
-            if "import_s" in res:
-                imports.setdefault(m, []).append(res["import_s"])
-    lines += ["", "Import (median per process): " + ", ".join(
-        f"{LABELS[m]} {_fmt_s(sorted(v)[len(v) // 2])}" for m, v in imports.items()), ""]
-    h = data["honesty"]
-    lines += ["## AEA honesty (issue 13)", "",
-              f"- checked against a finite certified interval: {h['checked']} results",
-              f"- silent misses (off the interval by > 1% with no warning): "
-              f"{len(h['silent_misses'])}" + (f" ({', '.join(h['silent_misses'])})"
-                                              if h["silent_misses"] else ""),
-              f"- results within 0.5% of the interval: {h['close']}, of which "
-              f"{h['close_warned']} warn ({100 * h['close_warned_share']:.0f}%; goal <= 33%)",
-              f"- results off by > 1% that warn: {h['far_warned']}", ""]
-    fails = []
-    for r in rows:
-        if not r["case"].get("exact"):
-            continue
-        iv = _interval(r)
-        for m in methods:
-            res = r["results"].get(m, {})
-            if m != "certified" and "eps" in res and verdict(res["eps"], iv) == "unsafe":
-                kind = " (an estimate, labelled as one)" if m in ("aea", "saddlepoint") else ""
-                fails.append(f"- {r['case']['id']}: {LABELS[m]}{kind} gives "
-                             f"{_fmt_eps(res['eps'])}, "
-                             f"below the exact value in [{iv[0]:.6g}, {iv[1]:.6g}]")
-    lines += ["## Peers' failures on cases with exact answers", ""]
-    lines += fails or ["- none"]
-    lines += ["", "dp_accounting's PLD accountant composes a `RandomizedResponseDpEvent` once "
-              "whatever its count (0.6.0), which is why it under-reports randomized response.",
-              ""]
-    if "delta_array" in data:
-        d = data["delta_array"]
-        lines += ["## The public delta(comp, eps_array)", "",
-                  f"`numeric.delta(comp, eps, method='aea')` for {d['n']:.0e} eps values: "
-                  f"{_fmt_s(d['public_s'])}; its kernel (`q_only_delta` per pair order): "
-                  f"{_fmt_s(d['kernel_s'])}; ratio {d['ratio']:.2f} (median of 5).", ""]
-    lines += [f"Wall time of this run: {data['meta']['wall_s']:.0f} s."]
-    if data["meta"].get("reused_from"):
-        lines += ["Results reused (with their timings) from earlier runs of the same script: "
-                  + ", ".join(f"`{os.path.basename(p)}`" for p in data["meta"]["reused_from"])
-                  + "."]
-    lines += data["meta"].get("notes", [])
-    lines.append("")
-    return "\n".join(lines)
 
 
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
