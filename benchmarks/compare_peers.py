@@ -44,18 +44,22 @@ fatal)::
         --json out.json
 
 Options: ``--quick``, ``--markdown FILE``, ``--json FILE``, ``--methods a,b`` (a subset; also
-``dropin-certified``, the certified dp_accounting drop-in, run only when named),
+``dropin-certified`` and ``dropin-opacus``, the certified dp_accounting and Opacus drop-ins, run
+only when named: their section checks that each returns the certified upper end and whether that
+is proven within 0.1% of the truth, with its time next to dp_accounting's PLD),
 ``--cases TEXT`` (ids containing TEXT), ``--reuse FILE`` (repeatable: reuse the results, with
 their timings, of an earlier ``--json`` run, e.g. the certified intervals, which take minutes;
 the Markdown names the files), ``--timeout`` seconds per subprocess (default 1800),
 ``--warm-cap`` (default 5 s; with ``--json FILE`` the rows measured so far are also kept in
 ``FILE.partial`` after every case, for ``--reuse``), ``--cold-repeats N`` (N fresh processes
-per (case, method); the times reported are medians), ``--no-delta-array``.
+per (case, method); the times reported are medians), ``--no-delta-array``, ``--no-run``
+(tables from the ``--reuse`` files only, nothing computed).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import os
@@ -80,6 +84,7 @@ from compare_peers_report import (  # noqa: E402 (the script's own directory, fi
     markdown,
 )
 
+HAVE_DP_ACCOUNTING = importlib.util.find_spec("dp_accounting") is not None
 PEER_DIST = {"pld": "dp-accounting", "pld-optimistic": "dp-accounting", "rdp": "dp-accounting",
              "prv": "prv-accountant", "autodp": "autodp"}
 PEER_MODULE = {"dp-accounting": "dp_accounting", "prv-accountant": "prv_accountant",
@@ -460,12 +465,15 @@ def run_grid(args: argparse.Namespace) -> dict:
     cases = [c for c in grid(args.quick) if not args.cases or args.cases in c["id"]]
     methods = [m for m in METHODS + OPTIONAL if m in args.methods]
     reuse: dict[tuple[str, str], dict] = {}
-    for path in args.reuse:
+    reused_delta_array = None
+    for path in args.reuse:  # a later file's result replaces an earlier one's
         with open(path, encoding="utf-8") as fh:
-            for row in json.load(fh)["rows"]:
-                for method, res in row["results"].items():
-                    if "error" not in res or "eps" in res:
-                        reuse[row["case"]["id"], method] = {**res, "reused": path}
+            earlier = json.load(fh)
+        reused_delta_array = earlier.get("delta_array", reused_delta_array)
+        for row in earlier["rows"]:
+            for method, res in row["results"].items():
+                if "error" not in res or "eps" in res:
+                    reuse[row["case"]["id"], method] = {**res, "reused": path}
     missing: dict[str, str] = {}
     rows = []
     started = time.perf_counter()
@@ -475,8 +483,8 @@ def run_grid(args: argparse.Namespace) -> dict:
             if (case["id"], method) in reuse:
                 row["results"][method] = reuse[case["id"], method]
                 continue
-            if method == "dropin-opacus" and case["kind"] not in OPACUS_KINDS:
-                continue  # Opacus accounts DP-SGD only
+            if args.no_run or (method == "dropin-opacus" and case["kind"] not in OPACUS_KINDS):
+                continue  # a table from earlier runs only; Opacus accounts DP-SGD only
             if method in PEER_DIST and PEER_DIST[method] in missing:
                 row["results"][method] = {"error": missing[PEER_DIST[method]]}
                 continue
@@ -505,8 +513,10 @@ def run_grid(args: argparse.Namespace) -> dict:
                     "wall_s": time.perf_counter() - started},
            "missing": missing, "rows": rows}
     out["honesty"] = honesty(rows)
-    if "aea" in methods and not args.no_delta_array:
+    if "aea" in methods and not (args.no_delta_array or args.no_run):
         out["delta_array"] = delta_array_speed()
+    elif reused_delta_array is not None:
+        out["delta_array"] = {**reused_delta_array, "reused": True}
     return out
 
 
@@ -516,7 +526,8 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--markdown", metavar="FILE", help="write the Markdown tables here")
     p.add_argument("--json", metavar="FILE", help="write every number here")
     p.add_argument("--methods", default=",".join(METHODS),
-                   help=f"comma-separated subset of {','.join(METHODS)}")
+                   help=f"comma-separated subset of {','.join(METHODS + OPTIONAL)} (default: "
+                   "all but the drop-ins)")
     p.add_argument("--cases", default="", help="only the cases whose id contains this text")
     p.add_argument("--reuse", metavar="FILE", action="append", default=[],
                    help="reuse the results of an earlier --json output (repeatable; a result "
@@ -530,6 +541,9 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="run each (case, method) in N fresh processes; times are medians")
     p.add_argument("--no-delta-array", action="store_true",
                    help="skip the delta(comp, eps_array) measurement")
+    p.add_argument("--no-run", action="store_true",
+                   help="compute nothing: the tables from the --reuse files only (a (case, "
+                   "method) they lack is left out)")
     p.add_argument("--worker", nargs=2, metavar=("METHOD", "CASE"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     args.methods = [m.strip() for m in args.methods.split(",") if m.strip()]
