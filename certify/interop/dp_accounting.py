@@ -163,8 +163,8 @@ class CertifiedPrivacyAccountant(EventAccountant):
     Example:
         >>> acc = CertifiedPrivacyAccountant()
         >>> acc.compose(PoissonSampledDpEvent(0.01, GaussianDpEvent(1.0)), 1000)
-        >>> acc.get_epsilon(1e-5)          # 1.82828 (certified upper end; a few seconds)
-        >>> acc.last_bound                 # [1.828216, 1.828279], lattice both ends
+        >>> acc.get_epsilon(1e-5)          # 1.8282857 (certified upper end; seconds)
+        >>> acc.last_bound                 # [1.8281991, 1.8282857], lattice both ends
     """
 
     rr_eps0 = staticmethod(certified_rr_eps0)

@@ -45,7 +45,7 @@ class CertifiedAccountant(HistoryAccountant):
         >>> for _ in range(1000):
         ...     acc.step(noise_multiplier=1.0, sample_rate=0.01)
         >>> acc.history                    # [(1.0, 0.01, 1000)]
-        >>> acc.get_epsilon(1e-5)          # 1.82828 (certified upper end; a few seconds)
+        >>> acc.get_epsilon(1e-5)          # 1.8282857 (certified upper end; seconds)
     """
 
     def __init__(self, *, time_budget: float | None = None,
