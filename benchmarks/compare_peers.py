@@ -64,6 +64,7 @@ import json
 import math
 import os
 import platform
+import shlex
 import subprocess
 import sys
 import time
@@ -509,7 +510,7 @@ def run_grid(args: argparse.Namespace) -> dict:
                 json.dump({"rows": rows, "missing": missing}, fh)
     out = {"meta": {"python": platform.python_version(), "machine": platform.machine(),
                     "cpus": os.cpu_count(), "versions": _versions(), "quick": args.quick,
-                    "reused_from": args.reuse, "notes": args.note,
+                    "reused_from": args.reuse, "notes": args.note, "no_run": args.no_run,
                     "wall_s": time.perf_counter() - started},
            "missing": missing, "rows": rows}
     out["honesty"] = honesty(rows)
@@ -559,7 +560,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(worker(args.worker[0], json.loads(args.worker[1]), args.warm_cap)))
         return 0
     data = run_grid(args)
-    command = "python benchmarks/compare_peers.py" + (" --quick" if args.quick else "")
+    shown = [a for a in (sys.argv[1:] if argv is None else argv) if a != "--no-delta-array"]
+    command = "python benchmarks/compare_peers.py" + (" " + shlex.join(shown) if shown else "")
     text = markdown(data, command)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:

@@ -354,7 +354,9 @@ def markdown(data: dict, command: str) -> str:
                   f"{fmt_s(d['public_s'])}; its kernel (`q_only_delta` per pair order): "
                   f"{fmt_s(d['kernel_s'])}; ratio {d['ratio']:.2f} (median of 5)"
                   + ("; from the earlier run reused." if d.get("reused") else "."), ""]
-    lines += [f"Wall time of this run: {data['meta']['wall_s']:.0f} s."]
+    lines += ["Assembled from the earlier runs below (`--no-run`: nothing computed here)."
+              if data["meta"].get("no_run") else
+              f"Wall time of this run: {data['meta']['wall_s']:.0f} s."]
     if data["meta"].get("reused_from"):
         lines += ["Results reused (with their timings) from earlier runs of the same script: "
                   + ", ".join(f"`{os.path.basename(p)}`" for p in data["meta"]["reused_from"])
