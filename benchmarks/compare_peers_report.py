@@ -191,7 +191,7 @@ def dropin_summary(rows: list[dict]) -> dict:
     for row in rows:
         res = row["results"]
         d = res.get("dropin-certified", {})
-        if "eps" not in d:
+        if "eps" not in d or row["case"].get("kind") != "dpsgd":  # issue 13: the DP-SGD grid
             continue
         out["cases"] += 1
         out["upper_end"] += is_upper_end(d)
@@ -230,7 +230,10 @@ def dropin_lines(rows: list[dict]) -> list[str]:
              "timed query rebuilds the accountant from that history). Each returns the upper "
              "end of its certified interval [lo, hi], rounded up; the truth lies in [lo, hi], "
              "so (hi - lo)/lo <= 0.1% proves the answer within 0.1% of it. `= certified`: the "
-             "drop-in's interval is the `certified` column's, bit for bit (same run settings).",
+             "drop-in's interval is the `certified` column's, bit for bit (same run settings; "
+             "`eps0 from p`: randomized response, whose dp_accounting event carries p, so the "
+             "drop-in accounts eps0 = log((2 - p)/p) rounded up, a few ulps above the "
+             "`certified` column's eps0).",
              ""]
     body = []
     for r in rows:
@@ -242,6 +245,7 @@ def dropin_lines(rows: list[dict]) -> list[str]:
             dp_cells = ["fails: " + d["error"].split(":")[0] if "error" in d else "-"] + ["-"] * 3
         else:
             same = ("-" if not ("rel_width" in c and _own_interval(c)) else
+                    "eps0 from p" if r["case"].get("kind") not in SAME_QUANTITY else
                     "yes" if (c["lower"], c["upper"]) == (d["lower"], d["upper"]) else "NO")
             dp_cells = [fmt_eps(d["eps"]) + ("" if is_upper_end(d) else " (NOT hi)"),
                         _pct(w) + (" yes" if w is not None and w <= WITHIN else " no"),
@@ -260,7 +264,8 @@ def dropin_lines(rows: list[dict]) -> list[str]:
                      "dp_accounting PLD eps", "PLD cold", "drop-in / PLD (cold)"], body)
     sm = dropin_summary(rows)
     ws, rs = sorted(sm["widths"]), sorted(sm["ratios"])
-    lines += ["", f"- dp_accounting drop-in answered {sm['cases']} cases; returned its interval's "
+    lines += ["", "On the DP-SGD grid:", "",
+              f"- dp_accounting drop-in answered {sm['cases']} cases; returned its interval's "
               f"upper end (rounded up) in {sm['upper_end']}; proven within 0.1% of the truth in "
               f"{sm['within']} (widest interval {_pct(ws[-1] if ws else None)}, median "
               f"{_pct(ws[len(ws) // 2] if ws else None)}); requested rel-width "

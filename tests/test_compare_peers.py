@@ -101,8 +101,8 @@ def test_missing_peer_is_reported_not_fatal(tmp_path, monkeypatch):
 # ---------------------------------------------------------------- the drop-in checks (report)
 
 
-def _row(cid: str, **results) -> dict:
-    return {"case": {"id": cid, "kind": "dpsgd", "delta": 1e-5}, "results": results}
+def _row(cid: str, kind: str = "dpsgd", **results) -> dict:
+    return {"case": {"id": cid, "kind": kind, "delta": 1e-5}, "results": results}
 
 
 def test_float_up_against_exact_rationals():
@@ -128,7 +128,13 @@ def test_dropin_summary_and_intersection():
         _row("c", certified={"eps": 1.1, "lower": "0.9", "upper": "1.1"},
              **{"dropin-certified": good}),
     ]
-    sm = rep.dropin_summary(rows)
+    # randomized response: not counted on the DP-SGD grid, and its enclosure (eps0 from p) is
+    # not compared with (nor intersected with) `certified`'s
+    rr = _row("r", "rr", certified={"eps": 2.0, "lower": "2", "upper": "2", "rel_width": 1e-4},
+              **{"dropin-certified": {"eps": 2.5, "lower": "2.5", "upper": "2.5"}})
+    assert rep.interval(rr) == (2.0, 2.0)
+    assert "eps0 from p" in "\n".join(rep.dropin_lines([rr]))
+    sm = rep.dropin_summary([*rows, rr])
     assert (sm["cases"], sm["upper_end"], sm["within"]) == (3, 2, 2)
     assert (sm["same_as_certified"], sm["compared"]) == (1, 1)
     assert (sm["opacus_same"], sm["opacus_cases"]) == (1, 1)
