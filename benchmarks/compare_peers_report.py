@@ -180,6 +180,12 @@ def _pct(x: float | None) -> str:
     return "inf" if math.isinf(x) else f"{100 * x:.2g}%"
 
 
+def _wall_cpu(res: dict) -> str:
+    """Cold wall time, with the process's CPU time when measured (``cold_cpu_s``)."""
+    text = fmt_s(res.get("cold_s"))
+    return text + (f" (cpu {fmt_s(res['cold_cpu_s'])})" if "cold_cpu_s" in res else "")
+
+
 def dropin_summary(rows: list[dict]) -> dict:
     """Issue 13's drop-in numbers over the rows where a certified drop-in ran: does it return
     its interval's upper end (rounded up), is that interval within 0.1% (then the answer is
@@ -187,11 +193,14 @@ def dropin_summary(rows: list[dict]) -> dict:
     method's interval, and its cold time against dp_accounting's PLD."""
     out: dict[str, Any] = {"cases": 0, "upper_end": 0, "within": 0, "same_as_certified": 0,
                            "compared": 0, "widths": [], "ratios": [], "rel_widths": set(),
-                           "opacus_same": 0, "opacus_cases": 0}
+                           "opacus_same": 0, "opacus_cases": 0, "failed": 0}
     for row in rows:
         res = row["results"]
         d = res.get("dropin-certified", {})
-        if "eps" not in d or row["case"].get("kind") != "dpsgd":  # issue 13: the DP-SGD grid
+        if row["case"].get("kind") != "dpsgd":  # issue 13: the DP-SGD grid
+            continue
+        if "eps" not in d:
+            out["failed"] += "error" in d
             continue
         out["cases"] += 1
         out["upper_end"] += is_upper_end(d)
@@ -249,23 +258,24 @@ def dropin_lines(rows: list[dict]) -> list[str]:
                     "yes" if (c["lower"], c["upper"]) == (d["lower"], d["upper"]) else "NO")
             dp_cells = [fmt_eps(d["eps"]) + ("" if is_upper_end(d) else " (NOT hi)"),
                         _pct(w) + (" yes" if w is not None and w <= WITHIN else " no"),
-                        same, fmt_s(d.get("cold_s"))]
+                        same, _wall_cpu(d)]
         if "eps" in o:
             op = [fmt_eps(o["eps"]) + ("" if is_upper_end(o) else " (NOT hi)"),
-                  f"{fmt_s(o.get('cold_s'))} (steps {fmt_s(o.get('steps_s'))})"]
+                  f"{_wall_cpu(o)} (steps {fmt_s(o.get('steps_s'))})"]
         else:
             op = ["fails: " + o["error"].split(":")[0] if "error" in o else "-", "-"]
         ratio = (f"{d['cold_s'] / p['cold_s']:.3g}x" if d.get("cold_s") and p.get("cold_s")
                  else "-")
-        body.append([r["case"]["id"], *dp_cells, *op, fmt_eps(p.get("eps")),
-                     fmt_s(p.get("cold_s")), ratio])
+        body.append([r["case"]["id"], *dp_cells, *op, fmt_eps(p.get("eps")), _wall_cpu(p),
+                     ratio])
     lines += _table(["case", "dp_accounting drop-in eps", "(hi - lo)/lo, within 0.1%",
                      "= certified", "cold", "Opacus drop-in eps", "cold",
                      "dp_accounting PLD eps", "PLD cold", "drop-in / PLD (cold)"], body)
     sm = dropin_summary(rows)
     ws, rs = sorted(sm["widths"]), sorted(sm["ratios"])
     lines += ["", "On the DP-SGD grid:", "",
-              f"- dp_accounting drop-in answered {sm['cases']} cases; returned its interval's "
+              f"- dp_accounting drop-in answered {sm['cases']} cases (did not finish: "
+              f"{sm['failed']}); returned its interval's "
               f"upper end (rounded up) in {sm['upper_end']}; proven within 0.1% of the truth in "
               f"{sm['within']} (widest interval {_pct(ws[-1] if ws else None)}, median "
               f"{_pct(ws[len(ws) // 2] if ws else None)}); requested rel-width "
