@@ -134,7 +134,10 @@ def test_dropin_summary_and_intersection():
               **{"dropin-certified": {"eps": 2.5, "lower": "2.5", "upper": "2.5"}})
     assert rep.interval(rr) == (2.0, 2.0)
     assert "eps0 from p" in "\n".join(rep.dropin_lines([rr]))
-    sm = rep.dropin_summary([*rows, rr])
+    late = _row("t", **{"dropin-certified": {"error": "timeout after 900 s"}})
+    assert "fails: timeout after 900 s" in "\n".join(rep.dropin_lines([late]))
+    sm = rep.dropin_summary([*rows, rr, late])
+    assert sm["failed"] == 1
     assert (sm["cases"], sm["upper_end"], sm["within"]) == (3, 2, 2)
     assert (sm["same_as_certified"], sm["compared"]) == (1, 1)
     assert (sm["opacus_same"], sm["opacus_cases"]) == (1, 1)
