@@ -192,7 +192,8 @@ def dropin_summary(rows: list[dict]) -> dict:
     proven within 0.1% of the truth, which lies in the interval), is it the ``certified``
     method's interval, and its cold time against dp_accounting's PLD."""
     out: dict[str, Any] = {"cases": 0, "upper_end": 0, "within": 0, "same_as_certified": 0,
-                           "compared": 0, "widths": [], "ratios": [], "rel_widths": set(),
+                           "compared": 0, "widths": [], "ratios": [], "cpu_ratios": [],
+                           "rel_widths": set(),
                            "opacus_same": 0, "opacus_cases": 0, "failed": 0}
     for row in rows:
         res = row["results"]
@@ -219,9 +220,11 @@ def dropin_summary(rows: list[dict]) -> dict:
             out["opacus_cases"] += 1
             out["opacus_same"] += (o["lower"], o["upper"], o["eps"]) == (
                 d["lower"], d["upper"], d["eps"])
-        pld = res.get("pld", {}).get("cold_s")
-        if pld and d.get("cold_s"):
-            out["ratios"].append(d["cold_s"] / pld)
+        pld = res.get("pld", {})
+        if pld.get("cold_s") and d.get("cold_s"):
+            out["ratios"].append(d["cold_s"] / pld["cold_s"])
+        if pld.get("cold_cpu_s") and d.get("cold_cpu_s"):
+            out["cpu_ratios"].append(d["cold_cpu_s"] / pld["cold_cpu_s"])
     out["rel_widths"] = sorted(out["rel_widths"])
     return out
 
@@ -266,6 +269,8 @@ def dropin_lines(rows: list[dict]) -> list[str]:
             op = ["fails: " + o["error"].split(":")[0] if "error" in o else "-", "-"]
         ratio = (f"{d['cold_s'] / p['cold_s']:.3g}x" if d.get("cold_s") and p.get("cold_s")
                  else "-")
+        if d.get("cold_cpu_s") and p.get("cold_cpu_s"):
+            ratio += f" (cpu {d['cold_cpu_s'] / p['cold_cpu_s']:.3g}x)"
         body.append([r["case"]["id"], *dp_cells, *op, fmt_eps(p.get("eps")), _wall_cpu(p),
                      ratio])
     lines += _table(["case", "dp_accounting drop-in eps", "(hi - lo)/lo, within 0.1%",
@@ -286,7 +291,13 @@ def dropin_lines(rows: list[dict]) -> list[str]:
               f"{sm['opacus_cases']}",
               f"- cold time over dp_accounting PLD's (pessimistic, default discretization) in the "
               f"same run: median {rs[len(rs) // 2]:.3g}x, range {rs[0]:.3g}x .. {rs[-1]:.3g}x"
-              if rs else "- no PLD time to compare", ""]
+              if rs else "- no PLD time to compare"]
+    cs = sorted(sm["cpu_ratios"])
+    if cs:
+        lines.append(f"- the same in process CPU time (less sensitive to contention), where "
+                     f"measured ({len(cs)} cases): median {cs[len(cs) // 2]:.3g}x, range "
+                     f"{cs[0]:.3g}x .. {cs[-1]:.3g}x")
+    lines.append("")
     return lines
 
 
