@@ -564,7 +564,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(worker(args.worker[0], json.loads(args.worker[1]), args.warm_cap)))
         return 0
     data = run_grid(args)
-    shown = [a for a in (sys.argv[1:] if argv is None else argv) if a != "--no-delta-array"]
+    given = list(sys.argv[1:] if argv is None else argv)
+    shown = [a for i, a in enumerate(given)  # the notes are printed below the table anyway
+             if a not in ("--no-delta-array", "--note") and (i == 0 or given[i - 1] != "--note")]
     command = "python benchmarks/compare_peers.py" + (" " + shlex.join(shown) if shown else "")
     text = markdown(data, command)
     if args.json:
