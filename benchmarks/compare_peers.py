@@ -44,22 +44,27 @@ fatal)::
         --json out.json
 
 Options: ``--quick``, ``--markdown FILE``, ``--json FILE``, ``--methods a,b`` (a subset; also
-``dropin-certified``, the certified dp_accounting drop-in, run only when named),
+``dropin-certified`` and ``dropin-opacus``, the certified dp_accounting and Opacus drop-ins, run
+only when named: their section checks that each returns the certified upper end and whether that
+is proven within 0.1% of the truth, with its time next to dp_accounting's PLD),
 ``--cases TEXT`` (ids containing TEXT), ``--reuse FILE`` (repeatable: reuse the results, with
 their timings, of an earlier ``--json`` run, e.g. the certified intervals, which take minutes;
 the Markdown names the files), ``--timeout`` seconds per subprocess (default 1800),
 ``--warm-cap`` (default 5 s; with ``--json FILE`` the rows measured so far are also kept in
 ``FILE.partial`` after every case, for ``--reuse``), ``--cold-repeats N`` (N fresh processes
-per (case, method); the times reported are medians), ``--no-delta-array``.
+per (case, method); the times reported are medians), ``--no-delta-array``, ``--no-run``
+(tables from the ``--reuse`` files only, nothing computed).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import os
 import platform
+import shlex
 import subprocess
 import sys
 import time
@@ -68,25 +73,23 @@ from importlib import metadata
 from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OURS = ("aea", "saddlepoint", "auto", "certified")
-PEERS = ("pld", "pld-optimistic", "rdp", "prv", "autodp")
-METHODS = OURS + PEERS
-OPTIONAL = ("dropin-certified",)
-"""Run only when named in ``--methods``: ``certify.interop.dp_accounting``'s
-CertifiedPrivacyAccountant fed dp_accounting's events (a certified run per case, like
-``certified``)."""
-LABELS = {
-    "aea": "AEA", "saddlepoint": "saddlepoint", "auto": "auto", "certified": "certified",
-    "pld": "dp_accounting PLD (pessimistic)", "pld-optimistic": "dp_accounting PLD (optimistic)",
-    "rdp": "dp_accounting RDP", "prv": "prv_accountant", "autodp": "autodp",
-    "dropin-certified": "CertifiedPrivacyAccountant (drop-in)",
-}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare_peers_report import (  # noqa: E402 (the script's own directory, first)
+    METHODS,
+    OPACUS_KINDS,
+    OPTIONAL,
+    OURS,
+    fmt_eps,
+    fmt_s,
+    honesty,
+    markdown,
+)
+
+HAVE_DP_ACCOUNTING = importlib.util.find_spec("dp_accounting") is not None
 PEER_DIST = {"pld": "dp-accounting", "pld-optimistic": "dp-accounting", "rdp": "dp-accounting",
              "prv": "prv-accountant", "autodp": "autodp"}
 PEER_MODULE = {"dp-accounting": "dp_accounting", "prv-accountant": "prv_accountant",
                "autodp": "autodp"}
-MISS = 0.01  # a silent miss: AEA more than 1% off the certified interval without a warning
-CLOSE = 0.005  # "within 0.5%": the answers whose warnings count against the one-third goal
 
 
 # ------------------------------------------------------------------------------------------
@@ -168,9 +171,9 @@ def _ours(case: dict, method: str) -> tuple[Callable[[], dict], list[str]]:
         res = epsilon(numeric.compose(built), case["delta"], method)
         d = res.to_dict()
         if method == "certified":
-            lo, hi = d.get("lower"), d.get("upper")
-            return {"eps": float(hi) if hi is not None else math.inf,
-                    "lower": lo, "upper": hi, "warnings": len(d.get("warnings", []))}
+            return {"eps": res.value, "lower": d.get("lower"), "upper": d.get("upper"),
+                    "rel_width": res.inputs.get("rel_width"),
+                    "warnings": len(d.get("warnings", []))}
         return {"eps": float(res.epsilon), "warnings": len(res.warnings),
                 "warning_texts": list(res.warnings)[:3],
                 "answered_by": str(res.details.get("auto", res.method))[:80]}
@@ -305,6 +308,13 @@ def _autodp(case: dict) -> Callable[[], dict]:
     return run
 
 
+def _enclosure(eps: float, bound) -> dict:
+    """A drop-in's answer with its certified interval, and whether it is the upper end."""
+    d = bound.to_dict()
+    return {"eps": eps, "lower": d.get("lower"), "upper": d.get("upper"),
+            "is_upper_end": eps == bound.value, "rel_width": bound.inputs.get("rel_width")}
+
+
 def _dropin(case: dict) -> Callable[[], dict]:
     sys.path.insert(0, ROOT)
     from certify.interop.dp_accounting import CertifiedPrivacyAccountant
@@ -312,20 +322,47 @@ def _dropin(case: dict) -> Callable[[], dict]:
     def run() -> dict:
         acc = CertifiedPrivacyAccountant(_relation(case))
         acc.compose(_dp_event(case))
-        eps = float(acc.get_epsilon(case["delta"]))
-        d = acc.last_bound.to_dict()
-        return {"eps": eps, "lower": d.get("lower"), "upper": d.get("upper")}
+        return _enclosure(float(acc.get_epsilon(case["delta"])), acc.last_bound)
 
     return run
 
 
-_PEER_BUILDERS = {"dropin-certified": _dropin, "pld": _pld, "pld-optimistic": _pld_optimistic,
-                  "rdp": _rdp, "prv": _prv, "autodp": _autodp}
+def _dropin_opacus(case: dict) -> Callable[[], dict]:
+    """Opacus's drop-in fed one ``step()`` per DP-SGD step. The steps are recorded once, outside
+    the timed query (``steps_s``); the timed query rebuilds the accountant from that history
+    (``load_state_dict``, no cached answer) and asks ``get_epsilon``."""
+    sys.path.insert(0, ROOT)
+    from certify.interop.opacus import CertifiedAccountant
+
+    if case["kind"] not in OPACUS_KINDS:
+        raise ValueError(f"Opacus accounts Poisson-sampled Gaussian steps only, not {case['kind']}")
+    sigmas = [case["sigma"]] if case["kind"] == "dpsgd" else _hetero_sigmas(case["levels"])
+    t = time.perf_counter()
+    stepped = CertifiedAccountant()
+    for s in sigmas:
+        for _ in range(case["steps"]):
+            stepped.step(noise_multiplier=s, sample_rate=case["rate"])
+    steps_s = time.perf_counter() - t
+    state = stepped.state_dict()
+
+    def run() -> dict:
+        acc = CertifiedAccountant()
+        acc.load_state_dict(state)
+        out = _enclosure(float(acc.get_epsilon(case["delta"])), acc.last_bound)
+        return {**out, "steps_s": steps_s, "history": len(acc)}
+
+    return run
+
+
+_PEER_BUILDERS = {"dropin-certified": _dropin, "dropin-opacus": _dropin_opacus, "pld": _pld,
+                  "pld-optimistic": _pld_optimistic, "rdp": _rdp, "prv": _prv, "autodp": _autodp}
 
 
 def _import_for(method: str) -> None:
     if method in OURS:
         import numeric  # noqa: F401
+    elif method == "dropin-opacus":
+        import certify.interop.opacus
     elif method in OPTIONAL:
         import dp_accounting
 
@@ -352,9 +389,10 @@ def worker(method: str, case: dict, warm_cap: float) -> dict:
         return {"error": f"import: {type(exc).__name__}: {exc}"[:300]}
     out: dict[str, Any] = {"import_s": time.perf_counter() - t0}
     try:
-        t = time.perf_counter()
+        t, cpu = time.perf_counter(), time.process_time()
         res = run()
         out["cold_s"] = time.perf_counter() - t
+        out["cold_cpu_s"] = time.process_time() - cpu  # this process's CPU: less contended
         out.update(res)
         if out["cold_s"] <= warm_cap:
             t = time.perf_counter()
@@ -399,57 +437,6 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def _interval(row: dict) -> tuple[float, float] | None:
-    c = row["results"].get("certified", {})
-    if "lower" not in c or c.get("lower") is None or c.get("upper") is None:
-        return None
-    return float(c["lower"]), float(c["upper"])
-
-
-def verdict(value: float | None, iv: tuple[float, float] | None) -> str:
-    """``safe`` (>= upper), ``unsafe`` (< lower), ``inside``, or ``-`` (nothing to check)."""
-    if value is None or iv is None or not math.isfinite(iv[0]):
-        return "-"
-    if value >= iv[1]:
-        return "safe"
-    if value < iv[0]:
-        return "unsafe"
-    return "inside"
-
-
-def off_interval(value: float, iv: tuple[float, float]) -> float:
-    """Relative distance of ``value`` to the interval (0 inside)."""
-    lo, hi = iv
-    if value < lo:
-        return (lo - value) / lo
-    if value > hi:
-        return (value - hi) / hi
-    return 0.0
-
-
-def honesty(rows: list[dict]) -> dict:
-    """Issue 13's AEA numbers: silent misses and the warned share of close answers."""
-    checked, misses, close, close_warned, warned_far = 0, [], 0, 0, 0
-    for row in rows:
-        iv = _interval(row)
-        a = row["results"].get("aea", {})
-        if iv is None or "eps" not in a or not math.isfinite(iv[1]):
-            continue
-        checked += 1
-        off = off_interval(a["eps"], iv)
-        warned = a.get("warnings", 0) > 0
-        if off > MISS and not warned:
-            misses.append(row["case"]["id"])
-        if off > MISS and warned:
-            warned_far += 1
-        if off <= CLOSE:
-            close += 1
-            close_warned += warned
-    return {"checked": checked, "silent_misses": misses, "close": close,
-            "close_warned": close_warned, "far_warned": warned_far,
-            "close_warned_share": close_warned / close if close else 0.0}
-
-
 def delta_array_speed(n: int = 10**6) -> dict:
     """The public ``delta(comp, eps_array)`` (method aea) against its kernel on the same array."""
     sys.path.insert(0, ROOT)
@@ -480,12 +467,18 @@ def run_grid(args: argparse.Namespace) -> dict:
     cases = [c for c in grid(args.quick) if not args.cases or args.cases in c["id"]]
     methods = [m for m in METHODS + OPTIONAL if m in args.methods]
     reuse: dict[tuple[str, str], dict] = {}
-    for path in args.reuse:
+    reused_delta_array = None
+    for path in args.reuse:  # a later file's result replaces an earlier one's
         with open(path, encoding="utf-8") as fh:
-            for row in json.load(fh)["rows"]:
-                for method, res in row["results"].items():
-                    if "error" not in res or "eps" in res:
-                        reuse[row["case"]["id"], method] = {**res, "reused": path}
+            earlier = json.load(fh)
+        reused_delta_array = earlier.get("delta_array", reused_delta_array)
+        for row in earlier["rows"]:
+            for method, res in row["results"].items():
+                key = row["case"]["id"], method
+                if "error" not in res or "eps" in res:
+                    reuse[key] = {**res, "reused": path}
+                elif args.no_run and key not in reuse:  # a failure (e.g. a timeout) is shown
+                    reuse[key] = {**res, "reused": path}  # only where nothing succeeded
     missing: dict[str, str] = {}
     rows = []
     started = time.perf_counter()
@@ -495,6 +488,8 @@ def run_grid(args: argparse.Namespace) -> dict:
             if (case["id"], method) in reuse:
                 row["results"][method] = reuse[case["id"], method]
                 continue
+            if args.no_run or (method == "dropin-opacus" and case["kind"] not in OPACUS_KINDS):
+                continue  # a table from earlier runs only; Opacus accounts DP-SGD only
             if method in PEER_DIST and PEER_DIST[method] in missing:
                 row["results"][method] = {"error": missing[PEER_DIST[method]]}
                 continue
@@ -510,7 +505,7 @@ def run_grid(args: argparse.Namespace) -> dict:
                 missing[PEER_DIST[method]] = res["error"]
             row["results"][method] = res
             print(f"[{i + 1}/{len(cases)}] {case['id']:<32} {method:<15} "
-                  f"{_fmt_eps(res.get('eps')):>10} {_fmt_s(res.get('cold_s')):>10}"
+                  f"{fmt_eps(res.get('eps')):>10} {fmt_s(res.get('cold_s')):>10}"
                   f"{'  ' + res['error'] if 'error' in res else ''}", file=sys.stderr,
                   flush=True)
         rows.append(row)
@@ -519,141 +514,15 @@ def run_grid(args: argparse.Namespace) -> dict:
                 json.dump({"rows": rows, "missing": missing}, fh)
     out = {"meta": {"python": platform.python_version(), "machine": platform.machine(),
                     "cpus": os.cpu_count(), "versions": _versions(), "quick": args.quick,
-                    "reused_from": args.reuse, "notes": args.note,
+                    "reused_from": args.reuse, "notes": args.note, "no_run": args.no_run,
                     "wall_s": time.perf_counter() - started},
            "missing": missing, "rows": rows}
     out["honesty"] = honesty(rows)
-    if "aea" in methods and not args.no_delta_array:
+    if "aea" in methods and not (args.no_delta_array or args.no_run):
         out["delta_array"] = delta_array_speed()
+    elif reused_delta_array is not None:
+        out["delta_array"] = {**reused_delta_array, "reused": True}
     return out
-
-
-# ------------------------------------------------------------------------------------------
-# Reporting
-# ------------------------------------------------------------------------------------------
-
-
-def _fmt_eps(x: float | None) -> str:
-    if x is None:
-        return "-"
-    return "inf" if math.isinf(x) else f"{x:.6g}"
-
-
-def _fmt_s(t: float | None) -> str:
-    if t is None:
-        return "-"
-    return f"{1e3 * t:.3g} ms" if t < 1 else f"{t:.3g} s"
-
-
-def _cell(row: dict, method: str) -> str:
-    r = row["results"].get(method)
-    if r is None:
-        return "-"
-    if "error" in r and "eps" not in r:
-        return "fails: " + r["error"].split(":")[0]
-    iv = _interval(row)
-    if method == "certified":
-        if iv is None:
-            return "-"
-        return f"[{r['lower'][:10]}, {r['upper'][:10]}]"
-    text = _fmt_eps(r["eps"])
-    if method == "prv" and "lower" in r:
-        text += f" [{r['lower']:.5g}, {r['upper']:.5g}]"
-    v = verdict(r["eps"], iv)
-    if v != "-":
-        text += f" {v}"
-    if method == "aea" and r.get("warnings"):
-        text += " (warns)"
-    return text
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    return out
-
-
-def markdown(data: dict, command: str) -> str:
-    rows = data["rows"]
-    methods = [m for m in METHODS + OPTIONAL if any(m in r["results"] for r in rows)]
-    lines = ["# This toolkit vs dp_accounting, prv_accountant, autodp", "",
-             f"Generated by `{command}` (benchmarks/compare_peers.py). Versions: "
-             + ", ".join(f"{k} {v}" for k, v in data["meta"]["versions"].items())
-             + f"; {data['meta']['cpus']} CPUs (shared: timings are contended).", ""]
-    if data["missing"]:
-        lines += ["Missing peers: " + "; ".join(f"{k} ({v})" for k, v in data["missing"].items()),
-                  ""]
-    lines += ["## eps at delta, checked against the certified interval", "",
-              "`safe`: at or above the certified upper end (proven not to under-report); "
-              "`unsafe`: below the certified lower end (proven to under-report); `inside`: "
-              "between the ends. AEA `(warns)`: the answer carries a warning.", ""]
-    lines += _table(["case", "delta", *(LABELS[m] for m in methods)],
-                    [[r["case"]["id"], f"{r['case']['delta']:g}",
-                      *(_cell(r, m) for m in methods)] for r in rows])
-    lines += ["", "## Time per query (cold: first query in a fresh process; warm: repeated)", "",
-              "Import time is excluded and listed separately below. Ratios: dp_accounting PLD "
-              "(pessimistic) cold time over ours.", ""]
-    trows = []
-    for r in rows:
-        cells = [r["case"]["id"]]
-        for m in methods:
-            res = r["results"].get(m, {})
-            cells.append(f"{_fmt_s(res.get('cold_s'))} / {_fmt_s(res.get('warm_s'))}"
-                         if "cold_s" in res else "-")
-        pld = r["results"].get("pld", {}).get("cold_s")
-        for m in ("aea", "saddlepoint"):
-            own = r["results"].get(m, {}).get("cold_s")
-            cells.append(f"{pld / own:.3g}x" if pld and own else "-")
-        trows.append(cells)
-    lines += _table(["case", *(f"{LABELS[m]} cold / warm" for m in methods),
-                     "PLD / AEA (cold)", "PLD / saddlepoint (cold)"], trows)
-    imports = {}
-    for r in rows:
-        for m, res in r["results"].items():
-            if "import_s" in res:
-                imports.setdefault(m, []).append(res["import_s"])
-    lines += ["", "Import (median per process): " + ", ".join(
-        f"{LABELS[m]} {_fmt_s(sorted(v)[len(v) // 2])}" for m, v in imports.items()), ""]
-    h = data["honesty"]
-    lines += ["## AEA honesty (issue 13)", "",
-              f"- checked against a finite certified interval: {h['checked']} results",
-              f"- silent misses (off the interval by > 1% with no warning): "
-              f"{len(h['silent_misses'])}" + (f" ({', '.join(h['silent_misses'])})"
-                                              if h["silent_misses"] else ""),
-              f"- results within 0.5% of the interval: {h['close']}, of which "
-              f"{h['close_warned']} warn ({100 * h['close_warned_share']:.0f}%; goal <= 33%)",
-              f"- results off by > 1% that warn: {h['far_warned']}", ""]
-    fails = []
-    for r in rows:
-        if not r["case"].get("exact"):
-            continue
-        iv = _interval(r)
-        for m in methods:
-            res = r["results"].get(m, {})
-            if m != "certified" and "eps" in res and verdict(res["eps"], iv) == "unsafe":
-                kind = " (an estimate, labelled as one)" if m in ("aea", "saddlepoint") else ""
-                fails.append(f"- {r['case']['id']}: {LABELS[m]}{kind} gives "
-                             f"{_fmt_eps(res['eps'])}, "
-                             f"below the exact value in [{iv[0]:.6g}, {iv[1]:.6g}]")
-    lines += ["## Peers' failures on cases with exact answers", ""]
-    lines += fails or ["- none"]
-    lines += ["", "dp_accounting's PLD accountant composes a `RandomizedResponseDpEvent` once "
-              "whatever its count (0.6.0), which is why it under-reports randomized response.",
-              ""]
-    if "delta_array" in data:
-        d = data["delta_array"]
-        lines += ["## The public delta(comp, eps_array)", "",
-                  f"`numeric.delta(comp, eps, method='aea')` for {d['n']:.0e} eps values: "
-                  f"{_fmt_s(d['public_s'])}; its kernel (`q_only_delta` per pair order): "
-                  f"{_fmt_s(d['kernel_s'])}; ratio {d['ratio']:.2f} (median of 5).", ""]
-    lines += [f"Wall time of this run: {data['meta']['wall_s']:.0f} s."]
-    if data["meta"].get("reused_from"):
-        lines += ["Results reused (with their timings) from earlier runs of the same script: "
-                  + ", ".join(f"`{os.path.basename(p)}`" for p in data["meta"]["reused_from"])
-                  + "."]
-    lines += data["meta"].get("notes", [])
-    lines.append("")
-    return "\n".join(lines)
 
 
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -662,7 +531,8 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--markdown", metavar="FILE", help="write the Markdown tables here")
     p.add_argument("--json", metavar="FILE", help="write every number here")
     p.add_argument("--methods", default=",".join(METHODS),
-                   help=f"comma-separated subset of {','.join(METHODS)}")
+                   help=f"comma-separated subset of {','.join(METHODS + OPTIONAL)} (default: "
+                   "all but the drop-ins)")
     p.add_argument("--cases", default="", help="only the cases whose id contains this text")
     p.add_argument("--reuse", metavar="FILE", action="append", default=[],
                    help="reuse the results of an earlier --json output (repeatable; a result "
@@ -676,6 +546,9 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="run each (case, method) in N fresh processes; times are medians")
     p.add_argument("--no-delta-array", action="store_true",
                    help="skip the delta(comp, eps_array) measurement")
+    p.add_argument("--no-run", action="store_true",
+                   help="compute nothing: the tables from the --reuse files only (a (case, "
+                   "method) they lack is left out)")
     p.add_argument("--worker", nargs=2, metavar=("METHOD", "CASE"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     args.methods = [m.strip() for m in args.methods.split(",") if m.strip()]
@@ -691,7 +564,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(worker(args.worker[0], json.loads(args.worker[1]), args.warm_cap)))
         return 0
     data = run_grid(args)
-    command = "python benchmarks/compare_peers.py" + (" --quick" if args.quick else "")
+    given = list(sys.argv[1:] if argv is None else argv)
+    shown = [a for i, a in enumerate(given)  # the notes are printed below the table anyway
+             if a not in ("--no-delta-array", "--note") and (i == 0 or given[i - 1] != "--note")]
+    command = "python benchmarks/compare_peers.py" + (" " + shlex.join(shown) if shown else "")
     text = markdown(data, command)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:

@@ -243,3 +243,70 @@ def test_dpsgd_against_pld():
     b = c.get_epsilon_interval(1e-5)
     assert float(b.lower_mpf) <= p  # PLD 1.82824 inside [1.828216, 1.828279] (README)
     assert abs(c.get_epsilon(1e-5) - 1.82828) < 1e-4
+
+
+# ---------------------------------------------------------------- the drop-ins' settings (issue 13)
+
+# q = 0.5, sigma = 2, 3 steps: a subsampled Gaussian the lattice answers in about a second
+_SMALL = (0.5, 2.0, 3)
+
+
+def test_dropins_answer_like_the_certified_method():
+    """Both drop-ins run `certified` with its default rel-width (1e-4), return the upper end of
+    that very interval, and the interval is within 0.1% (so is the answer, of the truth)."""
+    from certify.interop.opacus import CertifiedAccountant
+    from certify.lattice_target import DEFAULT_REL_WIDTH
+    from numeric import PoissonSubsampledGaussian, compose
+    from numeric.methods import epsilon, load_plugins
+
+    q, s, m = _SMALL
+    acc = CertifiedPrivacyAccountant().compose(PoissonSampledDpEvent(q, GaussianDpEvent(s)), m)
+    eps = acc.get_epsilon(1e-5)
+    b = acc.last_bound
+    assert b.inputs["rel_width"] == DEFAULT_REL_WIDTH == 1e-4
+    assert b.upper_method.startswith("lattice")  # the discretized method the setting governs
+    load_plugins()
+    ref = epsilon(compose([(PoissonSubsampledGaussian(s, q), m)]), 1e-5, "certified")
+    assert (b.lower, b.upper) == (ref.lower, ref.upper)  # bit for bit
+    assert eps == ref.value and Fraction(eps) >= Fraction(b.upper.decimal())
+    assert (b.upper_mpf - b.lower_mpf) / b.lower_mpf <= 1e-3
+    op = CertifiedAccountant()
+    for _ in range(m):
+        op.step(noise_multiplier=s, sample_rate=q)
+    assert op.get_epsilon(1e-5) == eps and (op.last_bound.lower, op.last_bound.upper) == (
+        b.lower, b.upper)
+
+
+def test_dropin_interval_holds_dp_accounting_pld():
+    """Peer oracle: dp_accounting's PLD (discretization 1e-4), pessimistic (an upper bound up
+    to its tail truncation) and optimistic (a lower one), brackets the same eps; the certified
+    interval must meet [optimistic, pessimistic]."""
+    pytest.importorskip("dp_accounting", reason="dp-accounting not installed (bench extra)")
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    q, s, m = _SMALL
+    acc = CertifiedPrivacyAccountant().compose(PoissonSampledDpEvent(q, GaussianDpEvent(s)), m)
+    b = acc.get_epsilon_interval(1e-5)
+    ends = [pld.from_gaussian_mechanism(s, sampling_prob=q, pessimistic_estimate=p,
+                                        value_discretization_interval=1e-4
+                                        ).self_compose(m).get_epsilon_for_delta(1e-5)
+            for p in (False, True)]
+    assert float(b.lower_mpf) <= ends[1] and float(b.upper_mpf) >= ends[0]
+
+
+def test_rel_width_option():
+    from certify.interop.opacus import CertifiedAccountant
+
+    q, s, m = _SMALL
+    ev = PoissonSampledDpEvent(q, GaussianDpEvent(s))
+    coarse = CertifiedPrivacyAccountant(rel_width=1e-2).compose(ev, m)
+    fine = CertifiedPrivacyAccountant().compose(ev, m)
+    c, f = coarse.get_epsilon_interval(1e-5), fine.get_epsilon_interval(1e-5)
+    assert c.inputs["rel_width"] == 1e-2
+    assert c.lower_mpf <= f.upper_mpf and f.lower_mpf <= c.upper_mpf  # both enclose eps
+    for bad in (0, 1.5, float("nan"), "x", True):
+        with pytest.raises(ValueError, match="rel_width"):
+            CertifiedPrivacyAccountant(rel_width=bad)
+        with pytest.raises(ValueError, match="rel_width"):
+            CertifiedAccountant(rel_width=bad)
+    assert CertifiedAccountant(rel_width=1e-3).rel_width == 1e-3

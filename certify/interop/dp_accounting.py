@@ -36,13 +36,15 @@ from numeric.interop.dp_accounting import (
 from ..bound import Bound
 from ..budget import check_budget_seconds
 from ..engine import Endpoint, to_arb
+from ..lattice_target import check_rel_width
 
 __all__ = ["CertifiedPrivacyAccountant", "bound_upper_float", "certified_rr_eps0",
            "certified_translation_delta", "certified_translation_epsilon", "float_up_fraction"]
 
 
 def bound_upper_float(bound: Bound) -> float:
-    """The upper end of a certified enclosure as a float rounded **up** (inf if unbounded).
+    """The upper end of a certified enclosure as a float rounded **up** (inf if unbounded):
+    :attr:`certify.bound.Bound.value`, the number the drop-ins' ``get_epsilon`` returns.
 
     Args:
         bound: A :class:`~certify.bound.Bound`.
@@ -50,10 +52,7 @@ def bound_upper_float(bound: Bound) -> float:
     Returns:
         The smallest binary64 number >= the exact upper end.
     """
-    end = bound.upper
-    if not end.is_finite:
-        return math.inf if end.inf > 0 else -math.inf
-    return float_up_fraction(Fraction(end.man) * (Fraction(2) ** end.exp))
+    return bound.value
 
 
 def certified_rr_eps0(noise_parameter: float, num_buckets: int) -> float:
@@ -96,9 +95,12 @@ def _point(quantity: str, value: int | None, method: str, why: str) -> Bound:
 
 
 def certified_translation_epsilon(translation: Translation, target_delta,
-                                  time_budget: float | None = None) -> Bound:
+                                  time_budget: float | None = None,
+                                  rel_width: float | None = None) -> Bound:
     """Certified eps(target_delta) of translated events (a non-private ledger: [inf, inf]; an
-    empty one: [0, 0]).
+    empty one: [0, 0]), by :func:`certify.combine.certified_epsilon` with the same settings as
+    ``edgeworth epsilon --method certified`` (``rel_width`` None: its default,
+    :data:`certify.lattice_target.DEFAULT_REL_WIDTH`).
 
     Raises:
         ValueError: on a bad ``target_delta``.
@@ -113,13 +115,16 @@ def certified_translation_epsilon(translation: Translation, target_delta,
         if translation.non_private:
             return _point("epsilon", None, "non-private", "a non-private event was composed")
         return _point("epsilon", 0, "no-events", "no private event was composed: eps = 0")
-    return certified_epsilon(translation.composition(), target_delta, time_budget=time_budget)
+    return certified_epsilon(translation.composition(), target_delta, time_budget=time_budget,
+                             rel_width=rel_width)
 
 
 def certified_translation_delta(translation: Translation, target_epsilon,
-                                time_budget: float | None = None) -> Bound:
+                                time_budget: float | None = None,
+                                rel_width: float | None = None) -> Bound:
     """Certified delta(target_epsilon) of translated events (non-private: [1, 1]; empty:
-    [0, 0]).
+    [0, 0]), by :func:`certify.combine.certified_delta` (``rel_width`` as in
+    :func:`certified_translation_epsilon`).
 
     Raises:
         ValueError: on a bad ``target_epsilon``.
@@ -133,7 +138,8 @@ def certified_translation_delta(translation: Translation, target_epsilon,
         if translation.non_private:
             return _point("delta", 1, "non-private", "a non-private event was composed")
         return _point("delta", 0, "no-events", "no private event was composed: delta = 0")
-    return certified_delta(translation.composition(), target_epsilon, time_budget=time_budget)
+    return certified_delta(translation.composition(), target_epsilon, time_budget=time_budget,
+                           rel_width=rel_width)
 
 
 class CertifiedPrivacyAccountant(EventAccountant):
@@ -144,27 +150,37 @@ class CertifiedPrivacyAccountant(EventAccountant):
             :mod:`numeric.interop.dp_accounting` for its meaning per event.
         time_budget: Seconds for each certified query (None, the default: no limit; with a
             budget the lattice runs coarser grids, so answers are looser and depend on timing).
+        rel_width: Requested relative width (hi - lo)/lo of the discretized methods' enclosure
+            (None, the default: the ``certified`` method's default 1e-4,
+            :data:`certify.lattice_target.DEFAULT_REL_WIDTH`, so answers agree with ``edgeworth
+            epsilon --method certified``). ``get_epsilon`` returns the upper end, which lies
+            within this relative width of the truth wherever the lattice reaches the target;
+            ``last_bound`` shows the width reached.
+
+    Raises:
+        ValueError: for an unknown relation, a bad ``time_budget`` or ``rel_width``.
 
     Example:
         >>> acc = CertifiedPrivacyAccountant()
         >>> acc.compose(PoissonSampledDpEvent(0.01, GaussianDpEvent(1.0)), 1000)
-        >>> acc.get_epsilon(1e-5)          # 1.82828 (certified upper end; a few seconds)
-        >>> acc.last_bound                 # [1.828216, 1.828279], lattice both ends
+        >>> acc.get_epsilon(1e-5)          # 1.8282857 (certified upper end; seconds)
+        >>> acc.last_bound                 # [1.8281991, 1.8282857], lattice both ends
     """
 
     rr_eps0 = staticmethod(certified_rr_eps0)
 
     def __init__(self, neighboring_relation: object = NeighboringRelation.ADD_OR_REMOVE_ONE,
-                 *, time_budget: float | None = None) -> None:
+                 *, time_budget: float | None = None, rel_width: float | None = None) -> None:
         super().__init__(neighboring_relation)
         self.time_budget = check_budget_seconds(time_budget)
+        self.rel_width = None if rel_width is None else check_rel_width(rel_width)
         self.last_bound: Bound | None = None
 
     def _bound(self, kind: str, x: Any) -> Bound:
         key = (kind, repr(x))
         if key not in self._cache:
             fn = certified_translation_epsilon if kind == "epsilon" else certified_translation_delta
-            self._cache[key] = fn(self.translation(), x, self.time_budget)
+            self._cache[key] = fn(self.translation(), x, self.time_budget, self.rel_width)
         self.last_bound = self._cache[key]
         return self.last_bound
 

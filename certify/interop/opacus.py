@@ -21,6 +21,7 @@ from numeric.interop.opacus import HistoryAccountant
 
 from ..bound import Bound
 from ..budget import check_budget_seconds
+from ..lattice_target import check_rel_width
 from .dp_accounting import bound_upper_float, certified_translation_epsilon
 
 __all__ = ["CertifiedAccountant"]
@@ -32,18 +33,26 @@ class CertifiedAccountant(HistoryAccountant):
     Args:
         time_budget: Seconds for each certified query (None, the default: no limit; with a
             budget the lattice runs coarser grids, so answers are looser and depend on timing).
+        rel_width: Requested relative width of the enclosure (None, the default: the
+            ``certified`` method's default 1e-4; as
+            :class:`certify.interop.dp_accounting.CertifiedPrivacyAccountant`).
+
+    Raises:
+        ValueError: for a bad ``time_budget`` or ``rel_width``.
 
     Example:
         >>> acc = CertifiedAccountant()
         >>> for _ in range(1000):
         ...     acc.step(noise_multiplier=1.0, sample_rate=0.01)
         >>> acc.history                    # [(1.0, 0.01, 1000)]
-        >>> acc.get_epsilon(1e-5)          # 1.82828 (certified upper end; a few seconds)
+        >>> acc.get_epsilon(1e-5)          # 1.8282857 (certified upper end; seconds)
     """
 
-    def __init__(self, *, time_budget: float | None = None) -> None:
+    def __init__(self, *, time_budget: float | None = None,
+                 rel_width: float | None = None) -> None:
         super().__init__()
         self.time_budget = check_budget_seconds(time_budget)
+        self.rel_width = None if rel_width is None else check_rel_width(rel_width)
         self.last_bound: Bound | None = None
         self._cache: dict[tuple, Bound] = {}
 
@@ -67,7 +76,7 @@ class CertifiedAccountant(HistoryAccountant):
         key = (tuple(self.history), delta)
         if key not in self._cache:
             self._cache[key] = certified_translation_epsilon(self.translation(), delta,
-                                                             self.time_budget)
+                                                             self.time_budget, self.rel_width)
         self.last_bound = self._cache[key]
         return self.last_bound
 
