@@ -21,17 +21,14 @@ from numeric.mechanisms.base import DIRECTION_PQ
 
 from .budget import check_deadline
 from .engine import DEFAULT_PRECISION, endpoints, workprec
-from .intpoly import ceil_div_pow2, floor_div_pow2
 from .lattice_grid import (
-    TRUNC_BITS,
     bounded_cache,
     ceil_dyadic,
-    cut_points,
+    cut_rescale,
     floor_dyadic,
     fold,
     grid_range,
     sum_above,
-    sum_below,
 )
 from .search import bisect, expand, snap_down
 from .steps import LatticeStep
@@ -139,21 +136,17 @@ class Seq:
 
 def multiply_seqs(a: Seq, b: Seq, bits: int, up: bool) -> Seq:
     """Product, rescaled down (Q side: floor, cut mass dropped) or up (tilted P side: ceil,
-    cut mass and the extra-mass cross terms added to ``extra``)."""
+    cut mass and the extra-mass cross terms added to ``extra``); the ends are cut on the exact
+    product (:func:`certify.lattice_grid.cut_rescale`)."""
     prod = a.coeffs * b.coeffs
-    r = ceil_div_pow2(prod, bits) if up else floor_div_pow2(prod, bits)
-    tau = 1 << max(0, bits - TRUNC_BITS)
-    low, top = cut_points(r, tau)
+    low, kept, above, below = cut_rescale(prod, bits, up)  # ends cut on exact sums
     extra = inf = 0
     fa, fb = int(a.coeffs(1)), int(b.coeffs(1))
     if up:
         cross = a.extra * (fb + b.extra) + fa * b.extra
-        extra = -((-cross) >> bits) + sum_above(r, top) + sum_below(r, low)
+        extra = -((-cross) >> bits) + above + below
     else:  # some coordinate infinite: a.inf with anything of b, or a finite part with b.inf
         inf = (a.inf * (fb + b.inf) + fa * b.inf) >> bits
-    kept = r.truncate(top + 1)
-    if low > 0:
-        kept = kept.right_shift(low)
     return Seq(a.offset + b.offset + low, kept, extra, inf)
 
 

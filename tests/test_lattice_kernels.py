@@ -97,3 +97,42 @@ def test_coarsen_lower_matches_the_integer_reference(qs, rs, offset, r):
     jr, ref_r = _ref_seq(rs, offset + 1, r, w if r > 1 else None)
     assert (out.q.offset, _ints(out.q.coeffs), out.q.inf) == (jq, _strip(ref_q), 3)
     assert (out.r.offset, _ints(out.r.coeffs), out.r.extra) == (jr, _strip(ref_r), 11)
+
+
+@given(st.lists(st.one_of(st.just(0), st.integers(0, 2**40), st.integers(0, 2**170)),
+                min_size=1, max_size=60), st.sampled_from([64, 72, 80]), st.booleans())
+@settings(max_examples=80, deadline=None)
+def test_cut_rescale_cuts_exact_tails_and_rounds_in_the_asked_direction(cs, bits, up):
+    from certify.lattice_grid import cut_rescale
+
+    tau = 1 << (2 * bits - 64)  # 2^-64 of mass in units 2^-2B
+    cs = _strip(cs) or [0]
+    n = len(cs)
+    # reference cut (Lemma 3 on the exact coefficients): smallest top, then largest low
+    top = next(k for k in range(n) if sum(cs[k + 1:]) <= tau)
+    low = max(k for k in range(top + 1) if sum(cs[:k]) <= tau)
+    d = 1 << bits
+    rnd = (lambda v: -((-v) // d)) if up else (lambda v: v // d)
+    got = cut_rescale(flint.fmpz_poly(cs), bits, up)
+    assert got[0] == low
+    assert _ints(got[1]) == _strip([rnd(c) for c in cs[low:top + 1]])
+    assert got[2:] == (rnd(sum(cs[top + 1:])), rnd(sum(cs[:low])))
+
+
+def test_rounding_dust_in_a_far_tail_is_cut_not_kept():
+    # bulk: 2^10 masses of 2^70 units; tail: 2^7 atoms of one unit, 2^11 apart. Each product
+    # of a bulk mass and a tail atom is 2^-10 of a unit: rounded up first, the 2^17 such
+    # coefficients would weigh 2^17 units = 2^-63 > 2^-64 and could not be cut (the support
+    # then doubles with every squaring); their exact mass is 2^-73, so they go to +infinity.
+    from certify.lattice_measure import multiply_lattices
+
+    bits = 80
+    cs = [1 << 70] * (1 << 10) + [0] * (1 << 18)
+    for k in range(128):
+        cs[(1 << 10) + (k << 11)] = 1
+    lat = LatticePLD(2.0**-10, bits, 0, flint.fmpz_poly(cs), 0, 1, "P||Q", 5)
+    sq = multiply_lattices(lat, lat)
+    assert sq.coeffs.length() <= 1 << 11  # only the bulk squared is kept
+    exact = sum(cs) ** 2  # units 2^-2B
+    assert sq.total << bits >= exact  # every mass rounded up, none lost
+    assert sq.inf >= 2 * 127  # the bulk-tail products beyond the bulk (2 x 127 units) at +inf
