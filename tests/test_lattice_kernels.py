@@ -136,3 +136,21 @@ def test_rounding_dust_in_a_far_tail_is_cut_not_kept():
     exact = sum(cs) ** 2  # units 2^-2B
     assert sq.total << bits >= exact  # every mass rounded up, none lost
     assert sq.inf >= 2 * 127  # the bulk-tail products beyond the bulk (2 x 127 units) at +inf
+
+
+@given(st.lists(st.one_of(st.just(0), st.integers(0, 2**30)), min_size=0, max_size=50),
+       st.one_of(st.just(0), st.integers(0, 2**34)))
+@settings(max_examples=150, deadline=None)
+def test_cut_sums_are_the_extreme_cuts_and_their_exact_masses(cs, tau):
+    from certify.lattice_grid import cut_points, cut_sums
+
+    low, top, above, below = cut_sums(flint.fmpz_poly(cs), tau)
+    cs = _strip(cs)
+    n = len(cs)
+    if n == 0:
+        assert (low, top, above, below) == (0, -1, 0, 0)
+        return
+    assert top == next(k for k in range(n) if sum(cs[k + 1:]) <= tau)
+    assert low == max(k for k in range(top + 1) if sum(cs[:k]) <= tau)
+    assert (above, below) == (sum(cs[top + 1:]), sum(cs[:low]))
+    assert cut_points(flint.fmpz_poly(cs), tau) == (low, top)
