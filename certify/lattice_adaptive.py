@@ -96,7 +96,7 @@ from .lattice_grid import (
     sum_above,
     sum_below,
 )
-from .lattice_lower import LowerLattice, Seq, combine_lowers
+from .lattice_lower import LowerLattice, Seq, combine_lowers, retilt
 from .lattice_measure import LatticePLD, multiply_lattices
 from .steps import LatticeStep
 
@@ -362,8 +362,8 @@ def _mul_lower(a: LowerLattice, b: LowerLattice) -> LowerLattice:
     merged: dict[float, int] = {}
     for g, c in out.tilts:
         merged[g] = merged.get(g, 0) + c
-    return LowerLattice(out.h, out.bits, out.q, out.r, out.count, out.direction, out.points,
-                        tuple(merged.items()))
+    return retilt(LowerLattice(out.h, out.bits, out.q, out.r, out.count, out.direction,
+                               out.points, tuple(merged.items())))
 
 
 UPPER_OPS = _Ops(multiply_lattices, coarsen_upper, lambda x: x.coeffs.length())
