@@ -14,7 +14,9 @@ and checks that old and new intervals intersect. ``--hetero N`` times N distinct
 ``--hetero-pld`` dp_accounting's PLD on the same composition). Writes a Markdown table (default
 benchmarks/results/certified_grid.md).
 
-Timings on a shared machine are contended: the CPU column is the process time of the child.
+Timings on a shared machine are contended: the CPU column is the process time of the child
+(``--repeat N``: the median of N runs, PLD likewise). ``--configs`` and ``--deltas`` pick rows,
+``--cpu-limit S`` ends a certified query after S s of CPU (reported as an error row).
 """
 
 from __future__ import annotations
@@ -71,8 +73,10 @@ def _pld_hetero(n: int, delta: float = 1e-5) -> tuple[float | None, float]:
     return acc.get_epsilon(delta), time.process_time() - t0
 
 
-def _child(conn, job) -> None:
+def _child(conn, job, cpu_limit: float = 0.0) -> None:
     kind, payload = job
+    if cpu_limit > 0:  # SIGXCPU ends the child; the parent reports the limit
+        resource.setrlimit(resource.RLIMIT_CPU, (int(cpu_limit), int(cpu_limit) + 5))
     from numeric.mechanisms import PoissonSubsampledGaussian
 
     t0, c0 = time.perf_counter(), time.process_time()
@@ -105,14 +109,36 @@ def _child(conn, job) -> None:
     conn.close()
 
 
-def _run(job) -> dict:
+def _run(job, cpu_limit: float = 0.0) -> dict:
     ctx = mp.get_context("fork")
     a, b = ctx.Pipe(duplex=False)
-    p = ctx.Process(target=_child, args=(b, job))
+    p = ctx.Process(target=_child, args=(b, job, cpu_limit))
     p.start()
-    out = a.recv()
+    b.close()
+    try:
+        out = a.recv()
+    except EOFError:
+        out = {"error": f"killed (cpu limit {cpu_limit:g} s)" if cpu_limit else "child died"}
     p.join()
     return out
+
+
+def _run_repeated(job, repeat: int, cpu_limit: float) -> dict:
+    """The first run's result with the median CPU and wall time over ``repeat`` runs."""
+    runs = [_run(job, cpu_limit)]
+    if "error" in runs[0]:
+        return runs[0]
+    runs += [_run(job, cpu_limit) for _ in range(repeat - 1)]
+    out = dict(runs[0])
+    for key in ("cpu", "wall"):
+        out[key] = statistics.median(r[key] for r in runs if key in r)
+    out["rss_mib"] = max(r["rss_mib"] for r in runs if "rss_mib" in r)
+    return out
+
+
+def _pld_repeated(q: float, s: float, m: int, delta: float, repeat: int):
+    runs = [_pld(q, s, m, delta) for _ in range(repeat)]
+    return runs[0][0], statistics.median(t for _, t in runs)
 
 
 def _fmt(x: float | None, digits: int = 6) -> str:
@@ -124,11 +150,16 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="a subset (QUICK) of the grid")
     ap.add_argument("--old", action="store_true", help="also the fixed-grid lattice")
     ap.add_argument("--hetero", type=int, nargs="*", default=[], metavar="N")
-    ap.add_argument("--repeat", type=int, default=1, metavar="K",
-                    help="run each --hetero row K times and report the medians")
     ap.add_argument("--hetero-pld", action="store_true",
                     help="also time dp_accounting's PLD on each --hetero composition")
     ap.add_argument("--no-grid", action="store_true", help="only the --hetero rows")
+    ap.add_argument("--configs", default=None, metavar="Q,S,M;...",
+                    help="only these (rate, sigma, steps) rows, e.g. '0.001,2,1e6;0.1,1,1e3'")
+    ap.add_argument("--deltas", default=None, metavar="D,...", help="only these deltas")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="runs per query (certified and PLD); the median CPU time is reported")
+    ap.add_argument("--cpu-limit", type=float, default=0.0, metavar="S",
+                    help="end a certified query after S s of CPU (reported as an error)")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results",
                                                   "certified_grid.md"))
     args = ap.parse_args()
@@ -137,6 +168,10 @@ def main() -> None:
 
     configs = [] if args.no_grid else (
         QUICK if args.quick else [(q, s, m) for q in RATES for s in SIGMAS for m in COUNTS])
+    if args.configs:
+        configs = [(float(q), float(s), int(float(m))) for q, s, m in
+                   (c.split(",") for c in args.configs.split(";") if c.strip())]
+    deltas = DELTAS if not args.deltas else tuple(float(d) for d in args.deltas.split(","))
     lines = [
         "| rate | sigma | m | delta | certified [lower, upper] | rel. width | wall s | cpu s "
         "| peak MiB | PLD eps | PLD cpu s | PLD inside | cpu ratio | old [lower, upper] | old s "
@@ -145,9 +180,9 @@ def main() -> None:
     ]
     ratios, fails = [], 0
     for q, s, m in configs:
-        for d in DELTAS:
-            new = _run(("new", (q, s, m, d)))
-            pld, pld_t = _pld(q, s, m, d)
+        for d in deltas:
+            new = _run_repeated(("new", (q, s, m, d)), args.repeat, args.cpu_limit)
+            pld, pld_t = _pld_repeated(q, s, m, d, args.repeat)
             if "error" in new:
                 row = f"| {q} | {s} | {m:.0e} | {d:.0e} | {new['error']} |" + " |" * 11
                 lines.append(row)
@@ -199,7 +234,8 @@ def main() -> None:
         print(row, flush=True)
     if ratios:
         lines.append(f"\nmedian cpu ratio certified / PLD: {statistics.median(ratios):.2f} "
-                     f"(max {max(ratios):.2f}, {len(ratios)} queries); errors: {fails}")
+                     f"(max {max(ratios):.2f}, {len(ratios)} queries; CPU medians of "
+                     f"{args.repeat} runs); errors: {fails}")
         print(lines[-1])
     lines.append("\nTimings contended (a 2-core machine shared with other jobs): the cpu column "
                  "is the child's process time, the PLD column process time in the parent; the "

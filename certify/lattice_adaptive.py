@@ -89,6 +89,7 @@ from numeric.progress import progress
 
 from .budget import check_deadline, require
 from .engine import DEFAULT_PRECISION, endpoints, workprec
+from .intpoly import ceil_div_pow2, decimate
 from .lattice_grid import (
     TRUNC_BITS,
     ceil_dyadic,
@@ -98,7 +99,7 @@ from .lattice_grid import (
     sum_above,
     sum_below,
 )
-from .lattice_lower import LowerLattice, Seq, combine_lowers
+from .lattice_lower import LowerLattice, Seq, combine_lowers, retilt
 from .lattice_measure import LatticePLD, multiply_lattices
 from .steps import LatticeStep
 
@@ -346,39 +347,25 @@ def coarsen_upper(lat: LatticePLD, r: int) -> LatticePLD:
         u = arb(lat.h)
         den = 1 - (-(r * u)).exp()
         w = _weights([(1 - (-(j * u)).exp()) / den for j in range(1, r)])
-    cs = [int(c) for c in lat.coeffs.coeffs()]
     j0, first = divmod(lat.offset, r)
-    cs = [0] * first + cs  # now index k is fine index r * j0 + k
-    n = -(-len(cs) // r)
-    cs += [0] * (n * r - len(cs))
-    out = [*cs[0::r], 0]  # residue 0 stays; coarse cell J at out[J - j0]
+    subs = decimate(lat.coeffs, r, first)  # subs[j]: fine index r * (j0 + J) + j at J
+    out = subs[0]
     for j in range(1, r):
-        sub = cs[j::r]
-        wj = w[j - 1]
-        ups = [-((-c * wj) >> _WEIGHT_BITS) for c in sub]
-        out = [o + c - u for o, c, u in zip(out, [*sub, 0], [*ups, 0], strict=True)]
-        out[1:] = [o + u for o, u in zip(out[1:], ups, strict=True)]
-    return LatticePLD(lat.h * r, lat.bits, j0, fmpz_poly(out), lat.inf, lat.count,
+        ups = ceil_div_pow2(subs[j] * w[j - 1], _WEIGHT_BITS)  # ceil(c w_j / 2^64) <= c
+        out = out + subs[j] - ups + ups.left_shift(1)
+    return LatticePLD(lat.h * r, lat.bits, j0, out, lat.inf, lat.count,
                       lat.direction, lat.points, lat.products)
 
 
 def _coarsen_seq(s: Seq, r: int, w: list[int] | None) -> Seq:
-    cs = [int(c) for c in s.coeffs.coeffs()]
     j0, first = divmod(s.offset, r)
-    cs = [0] * first + cs
-    n = -(-len(cs) // r)
-    cs += [0] * (n * r - len(cs))
+    subs = decimate(s.coeffs, r, first)
     if w is None:
-        out = cs[0::r]
-        for j in range(1, r):
-            out = [a + b for a, b in zip(out, cs[j::r], strict=True)]
+        out = sum(subs[1:], subs[0])
     else:
-        out = [c * w[0] for c in cs[0::r]]
-        for j in range(1, r):
-            wj = w[j]
-            out = [a + b * wj for a, b in zip(out, cs[j::r], strict=True)]
-        out = [-((-v) >> _WEIGHT_BITS) for v in out]
-    return Seq(j0, fmpz_poly(out), s.extra, s.inf)
+        out = ceil_div_pow2(sum((p * wj for p, wj in zip(subs[1:], w[1:], strict=True)),
+                                subs[0] * w[0]), _WEIGHT_BITS)
+    return Seq(j0, out, s.extra, s.inf)
 
 
 def coarsen_lower(low: LowerLattice, r: int) -> LowerLattice:
@@ -414,8 +401,8 @@ def _mul_lower(a: LowerLattice, b: LowerLattice) -> LowerLattice:
     merged: dict[float, int] = {}
     for g, c in out.tilts:
         merged[g] = merged.get(g, 0) + c
-    return LowerLattice(out.h, out.bits, out.q, out.r, out.count, out.direction, out.points,
-                        tuple(merged.items()))
+    return retilt(LowerLattice(out.h, out.bits, out.q, out.r, out.count, out.direction,
+                               out.points, tuple(merged.items())))
 
 
 UPPER_OPS = _Ops(multiply_lattices, coarsen_upper, lambda x: x.coeffs.length())

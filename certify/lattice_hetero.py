@@ -61,19 +61,12 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from flint import arb
-
 from .budget import check_deadline
-from .engine import DEFAULT_PRECISION, endpoints, workprec
-from .intpoly import ceil_div_pow2
 from .lattice_adaptive import LOWER_OPS, coarsen_lower, common_unit, settle
-from .lattice_grid import ceil_dyadic
-from .lattice_lower import LowerLattice, Seq
+from .lattice_lower import LowerLattice, retilt
 
 __all__ = ["FLOOR_SHARE", "LOWER_OPS_RENORM", "MultiPower", "multi_power", "renormalize_lower"]
 
-_G_BITS = 20  # renormalising exponents are multiples of 2^-20 (equal ones merge)
-_W_BITS = 64  # fixed-point bits of the weight e^g
 
 FLOOR_SHARE = 4.0
 """The trees' re-discretization error is kept below 1/FLOOR_SHARE of the squarings' (the floor
@@ -81,36 +74,15 @@ unit; module docstring)."""
 
 
 def renormalize_lower(low: LowerLattice) -> LowerLattice:
-    r"""The tilted P side of a lower block scaled back to total mass about :math:`2^B`.
+    r"""The tilted P side of a lower block scaled back to total mass about :math:`2^B`
+    (:func:`certify.lattice_lower.retilt`, where the proof is).
 
-    **Proof.** The tilted identity of :mod:`certify.lattice_lower` reads
-    :math:`P(S = j) = e^{-jh - \Gamma} r_j`, :math:`\Gamma = \sum_i m_i\gamma_i` (the
-    ``tilts``), with the computed :math:`R'_j \ge 2^B r_j` off the unlocated mass E. For any
-    constant g, :math:`P(S = j) = e^{-jh - (\Gamma + g)} (e^g r_j)`: multiplying every
-    :math:`R'_j` and E by an upper bound of :math:`e^g` (a 64-bit fixed-point weight rounded up,
-    products rounded up) and appending the tilt (g, 1) keeps the invariant, so the test stays a
-    valid lower bound. Why: the re-discretization of section D multiplies the tilted masses by
-    weights :math:`e^{-iu} \le 1`, so in a long chain of products and coarsenings (and squarings,
-    which square the total) the total decays geometrically and would fall below the fixed-point
-    unit (the lower end then vanishes; seen at 1000 terms). g is the binary64 multiple of
-    :math:`2^{-20}` nearest to :math:`\log(2^B / \text{total})`; nothing is done when the total
-    is within 0.1% of :math:`2^B`.
+    Why after every coarsening too: the re-discretization of section D multiplies the tilted
+    masses by weights :math:`e^{-iu} \le 1`, so in a long chain of products and coarsenings the
+    total decays geometrically and would fall below the fixed-point unit (the lower end then
+    vanishes; seen at 1000 terms).
     """
-    total = int(low.r.coeffs(1)) + low.r.extra
-    if total <= 0:
-        return low
-    g = round((low.bits * math.log(2.0) - math.log(total)) * 2.0**_G_BITS) / 2.0**_G_BITS
-    if not g > 2.0**-10:
-        return low
-    with workprec(DEFAULT_PRECISION):
-        w = ceil_dyadic(endpoints(arb(g).exp() * (1 << _W_BITS))[1])
-    r = Seq(low.r.offset, ceil_div_pow2(low.r.coeffs * w, _W_BITS),
-            -((-low.r.extra * w) >> _W_BITS), low.r.inf)
-    merged: dict[float, int] = {}
-    for gg, c in (*low.tilts, (g, 1)):
-        merged[gg] = merged.get(gg, 0) + c
-    return LowerLattice(low.h, low.bits, low.q, r, low.count, low.direction, low.points,
-                        tuple(merged.items()))
+    return retilt(low)
 
 
 LOWER_OPS_RENORM = dataclasses.replace(

@@ -17,8 +17,7 @@ from flint import arb, arb_poly, fmpz, fmpz_poly
 
 from .budget import check_deadline
 from .engine import DEFAULT_PRECISION, endpoints, workprec
-from .intpoly import ceil_div_pow2
-from .lattice_grid import TRUNC_BITS, cut_points, sum_above, sum_below
+from .lattice_grid import cut_rescale
 from .search import bisect, snap_up
 
 __all__ = ["LatticePLD", "epsilon_upper", "multiply_lattices"]
@@ -101,17 +100,13 @@ def multiply_lattices(a: LatticePLD, b: LatticePLD) -> LatticePLD:
     prod = a.coeffs * b.coeffs
     fa, fb = int(a.coeffs(1)), int(b.coeffs(1))
     inf2 = a.inf * (fb + b.inf) + fa * b.inf  # everything with an infinite coordinate
-    r = ceil_div_pow2(prod, bits)  # ceil(c / 2^B) coefficient-wise: every mass rounded up
     inf = -((-inf2) >> bits)
-    tau = 1 << max(0, bits - TRUNC_BITS)
-    # top: smallest K with sum_{j > K} r_j <= tau; that mass moves to +infinity.
-    # bottom: largest L <= top with sum_{j < L} r_j <= tau; lumped onto index L.
-    low, top = cut_points(r, tau)
-    inf += sum_above(r, top)
-    lump = sum_below(r, low)
-    kept = r.truncate(top + 1)
+    # ends cut on the exact product (top: smallest K with exact mass above <= 2^-64, moved to
+    # +infinity; bottom: lumped onto index low), the rest rescaled up: every mass rounded up
+    low, kept, above, below = cut_rescale(prod, bits, up=True)
+    inf += above
     if low > 0:
-        kept = kept.right_shift(low) + fmpz_poly([lump])
+        kept = kept + fmpz_poly([below])
     return LatticePLD(a.h, bits, a.offset + b.offset + low, kept, inf, a.count + b.count,
                       a.direction, max(a.points, b.points), a.products + b.products + 1)
 

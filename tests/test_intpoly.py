@@ -45,3 +45,27 @@ def test_bound_float_ends_are_rounded_outward():
     assert Fraction(b.lower_value) <= lo and Fraction(b.value) >= hi
     assert Fraction(b.lower_value) > lo - Fraction(1, 1 << 53)  # one float step at most
     assert Fraction(b.value) < hi + Fraction(1, 1 << 53)
+
+
+@given(st.lists(st.integers(0, 2**170), min_size=0, max_size=40), st.integers(1, 9),
+       st.data())
+@settings(max_examples=200, deadline=None)
+def test_decimate_regroups_the_coefficients_exactly(coeffs, r, data):
+    from certify.intpoly import decimate
+
+    shift = data.draw(st.integers(0, r - 1))
+    parts = decimate(flint.fmpz_poly(coeffs), r, shift)
+    padded = [0] * shift + coeffs
+    strip = lambda xs: xs[: max([i + 1 for i, x in enumerate(xs) if x] or [0])]  # noqa: E731
+    assert len(parts) == r
+    for j, p in enumerate(parts):
+        assert [int(c) for c in p.coeffs()] == strip(padded[j::r])
+
+
+def test_decimate_rejects_bad_arguments():
+    from certify.intpoly import decimate
+
+    with pytest.raises(ValueError, match="r must"):
+        decimate(flint.fmpz_poly([1]), 0)
+    with pytest.raises(ValueError, match="shift must"):
+        decimate(flint.fmpz_poly([1]), 2, 2)
