@@ -197,18 +197,46 @@ def test_heterogeneous_dp_sgd_agrees_with_pld_brackets():
 
 
 @pytest.mark.parametrize("swapped", [False, True])
-def test_delta_tails_is_bit_identical_to_separate_calls(swapped):
-    step = SubsampledGaussianStep(0.9, 0.01, swapped)
+def test_delta_tails_encloses_the_mpmath_values(swapped):
+    """The shared evaluation (delta and both tails from one x and two erfcs) against mpmath at
+    50 digits: P = N(0, 1), Q = (1-p) N(0, 1) + p N(mu, 1), L = log q/p increasing in x; the
+    crossing x0 of L = s by mpmath's root finder (not the step's closed form); P||Q tails are
+    (Q(x >= x0), P(x >= x0)), Q||P (L' = -L) (P(x <= x0'), Q(x <= x0')) with L(x0') = -s; delta
+    = first tail - e^s second."""
+    import mpmath as mp
+
+    sigma, rate = 0.9, 0.01
+    step = SubsampledGaussianStep(sigma, rate, swapped)
     assert step.shared_tails
     rng = random.Random(3)
-    with workprec(208):
-        for _ in range(300):
-            e = arb(rng.randint(-400, 4000)) * arb(2.0**-9)
-            d, tq, tp = step.delta_tails(e)
-            d2 = step.delta(e)
-            tq2, tp2 = step.tails(e)
-            for x, y in ((d, d2), (tq, tq2), (tp, tp2)):
-                assert x.mid() == y.mid() and x.rad() == y.rad()
+    with mp.workdps(50), workprec(208):
+        mu, p = mp.mpf(1) / mp.mpf(sigma), mp.mpf(rate)
+        keep = 1 - p
+
+        def loss(x):
+            return mp.log(keep + p * mp.exp(mu * x - mu * mu / 2))
+
+        checked = 0
+        for _ in range(60):  # s where the crossing exists (L > log(1-p), L' < -log(1-p))
+            k = rng.randint(-4000, 5) if swapped else rng.randint(-5, 4000)
+            e = arb(k) * arb(2.0**-9)
+            s_mp = mp.mpf(k) * mp.mpf(2) ** -9
+            d, t1, t2 = step.delta_tails(e)
+            target = -s_mp if swapped else s_mp
+            if target <= mp.log(keep):  # below the loss's infimum: the trivial branch
+                continue
+            x0 = mp.findroot(lambda x, t=target: loss(x) - t, mu / 2 + target / mu)
+            if swapped:
+                w1, w2 = mp.ncdf(x0), keep * mp.ncdf(x0) + p * mp.ncdf(x0 - mu)
+            else:
+                w1, w2 = keep * mp.ncdf(-x0) + p * mp.ncdf(mu - x0), mp.ncdf(-x0)
+            want = (w1 - mp.exp(s_mp) * w2, w1, w2)
+            for ball, value in zip((d, t1, t2), want, strict=True):
+                tol = mp.mpf(10) ** -40 * max(1, abs(value))  # mpmath's own rounding
+                assert mp.mpf(ball.lower()) - tol <= value <= mp.mpf(ball.upper()) + tol
+            assert (d.mid(), d.rad()) == (step.delta(e).mid(), step.delta(e).rad())
+            checked += 1
+        assert checked >= 40
 
 
 # --- renormalized tilted P side (certify.lattice_hetero.renormalize_lower) --------------------

@@ -331,50 +331,14 @@ class SubsampledGaussianStep(LatticeStep):
         return (((v - (1 - p)) / p).log() + mu * mu / 2) / mu
 
     def delta(self, eps: arb) -> arb:
-        p = exact_ball(self.rate)
-        keep = 1 - p
-        mu = arb(1) / exact_ball(self.sigma)
-        if not self.swapped:
-            t = eps.exp()
-            if t <= keep:
-                return 1 - t
-            if not t > keep:
-                raise ArithmeticError("cannot place e^eps against 1 - p")
-            x = self._x(t)
-            return (keep - t) * normal_sf(x) + p * normal_sf(x - mu)
-        u = (-eps).exp()
-        if u <= keep:
-            return arb(0)
-        if not u > keep:
-            raise ArithmeticError("cannot place e^-eps against 1 - p")
-        t = eps.exp()
-        x = self._x(u)
-        return (1 - t * keep) * normal_cdf(x) - t * p * normal_cdf(x - mu)
+        return self.delta_tails(eps)[0]
 
     def tails(self, s: arb) -> tuple[arb, arb]:
-        p = exact_ball(self.rate)
-        keep = 1 - p
-        mu = arb(1) / exact_ball(self.sigma)
-        if not self.swapped:
-            t = s.exp()
-            if t <= keep:
-                return arb(1), arb(1)
-            if not t > keep:
-                raise ArithmeticError("cannot place e^s against 1 - p")
-            x = self._x(t)
-            return keep * normal_sf(x) + p * normal_sf(x - mu), normal_sf(x)
-        u = (-s).exp()
-        if u <= keep:
-            return arb(0), arb(0)
-        if not u > keep:
-            raise ArithmeticError("cannot place e^-s against 1 - p")
-        x = self._x(u)
-        mu = arb(1) / exact_ball(self.sigma)
-        return normal_cdf(x), keep * normal_cdf(x) + p * normal_cdf(x - mu)
+        return self.delta_tails(s)[1:]
 
     def delta_tails(self, s: arb) -> tuple[arb, arb, arb]:
-        """``delta(s)`` and ``tails(s)`` sharing x and the two normal tails (the same
-        expressions as :meth:`delta` and :meth:`tails`, so the same balls)."""
+        """``delta(s)`` and ``tails(s)`` sharing x and the two normal tails (:meth:`delta` and
+        :meth:`tails` are its parts: the erfcs are the cost, the rest a few products)."""
         p = exact_ball(self.rate)
         keep = 1 - p
         mu = arb(1) / exact_ball(self.sigma)
