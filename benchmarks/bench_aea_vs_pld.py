@@ -535,31 +535,19 @@ def _pld_cold(dpa, sigma: float, rate: float, steps: int, delta: float, repeats:
     return {"eps": eps, "cpu": statistics.median(cpu), "wall": statistics.median(wall)}
 
 
-def _delta_path(numeric, n: int = 10**6, repeats: int = 5) -> tuple[float, float]:
-    """Medians of the public delta(comp, eps, method='aea') for n eps values and its kernel."""
-    from numeric import aea as aea_mod
-    from numeric.edgeworth import q_only_delta
+def _delta_path(n: int = 10**6) -> tuple[float, float]:
+    """Medians of the public delta(comp, eps, method='aea') for n eps values and its kernel
+    (the measurement of benchmarks/compare_peers.py, run here)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from compare_peers import delta_array_speed
 
-    # the configuration of benchmarks/compare_peers.py's delta-path check
-    comp = numeric.compose([(numeric.PoissonSubsampledGaussian(1.0, 0.01), 10**4)])
-    eps = np.linspace(0.0, 20.0, n)
-    numeric.delta(comp, eps[:10], method="aea")  # caches of this composition warm
-    prof = aea_mod._profiles(comp, 2)
-    public, kernel = [], []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        numeric.delta(comp, eps, method="aea")
-        public.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        for p in prof:
-            q_only_delta((eps - p.k1) / p.sigma, p.sigma, p.coeffs)
-        kernel.append(time.perf_counter() - t)
-    return statistics.median(public), statistics.median(kernel)
+    res = delta_array_speed(n)
+    return res["public_s"], res["kernel_s"]
 
 
 def _cold_grid(args: argparse.Namespace) -> int:
     """The issue-13 cold-query table (module docstring, ``--cold-grid``)."""
-    numeric = _import_numeric()
+    _import_numeric()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     steps, delta = int(args.cold_steps), args.delta
     cases = [[s, q, steps, delta] for s, q in COLD_GRID]
@@ -622,7 +610,7 @@ def _cold_grid(args: argparse.Namespace) -> int:
         head.append("fresh-process after")
     head.append("PLD / AEA (CPU / wall)" + (" before -> after" if before else ""))
     print(_table(head, rows))
-    public, kernel = _delta_path(numeric)
+    public, kernel = _delta_path()
     print(f"\npublic delta(comp, eps, method='aea') for 1e6 eps values: {1e3 * public:.1f} ms; "
           f"its kernel (q_only_delta per pair order): {1e3 * kernel:.1f} ms; ratio "
           f"{public / kernel:.2f} (medians of 5, wall time)")
