@@ -25,10 +25,10 @@ from .intpoly import ceil_div_pow2
 from .lattice_grid import (
     bounded_cache,
     ceil_dyadic,
-    cut_rescale,
     floor_dyadic,
     fold,
     grid_range,
+    mul_cut_rescale,
     sum_above,
 )
 from .search import bisect, expand, snap_down
@@ -140,8 +140,8 @@ def multiply_seqs(a: Seq, b: Seq, bits: int, up: bool) -> Seq:
     """Product, rescaled down (Q side: floor, cut mass dropped) or up (tilted P side: ceil,
     cut mass and the extra-mass cross terms added to ``extra``); the ends are cut on the exact
     product (:func:`certify.lattice_grid.cut_rescale`)."""
-    prod = a.coeffs * b.coeffs
-    low, kept, above, below = cut_rescale(prod, bits, up)  # ends cut on exact sums
+    # ends cut on the exact product, which is freed as soon as its kept part is copied
+    low, kept, above, below = mul_cut_rescale(a.coeffs, b.coeffs, bits, up)
     extra = inf = 0
     fa, fb = int(a.coeffs(1)), int(b.coeffs(1))
     if up:

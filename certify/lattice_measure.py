@@ -17,7 +17,7 @@ from flint import arb, arb_poly, fmpz, fmpz_poly
 
 from .budget import check_deadline
 from .engine import DEFAULT_PRECISION, endpoints, workprec
-from .lattice_grid import cut_rescale
+from .lattice_grid import mul_cut_rescale
 from .search import bisect, snap_up
 
 __all__ = ["LatticePLD", "epsilon_upper", "multiply_lattices"]
@@ -97,13 +97,12 @@ def multiply_lattices(a: LatticePLD, b: LatticePLD) -> LatticePLD:
     """Convolution of two lattice measures, rescaled and truncated safely (Lemma 3)."""
     check_deadline("in the lattice convolutions")
     bits = a.bits
-    prod = a.coeffs * b.coeffs
     fa, fb = int(a.coeffs(1)), int(b.coeffs(1))
     inf2 = a.inf * (fb + b.inf) + fa * b.inf  # everything with an infinite coordinate
     inf = -((-inf2) >> bits)
     # ends cut on the exact product (top: smallest K with exact mass above <= 2^-64, moved to
     # +infinity; bottom: lumped onto index low), the rest rescaled up: every mass rounded up
-    low, kept, above, below = cut_rescale(prod, bits, up=True)
+    low, kept, above, below = mul_cut_rescale(a.coeffs, b.coeffs, bits, up=True)
     inf += above
     if low > 0:
         kept = kept + fmpz_poly([below])

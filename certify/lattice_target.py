@@ -48,7 +48,7 @@ from .lattice_adaptive import (
     power,
     unit_below,
 )
-from .lattice_grid import bounded_cache, check_params, lattice_terms
+from .lattice_grid import bounded_cache, check_params, grid_range, lattice_terms
 from .lattice_hetero import LOWER_OPS_RENORM, MultiPower
 from .lattice_lower import A_LOWER, epsilon_lower
 from .lattice_measure import epsilon_upper
@@ -57,7 +57,10 @@ from .lattice_steps import step_assumptions
 __all__ = [
     "DEFAULT_REL_WIDTH",
     "LEVELS",
+    "MEMORY_BUDGET_MIB",
     "check_rel_width",
+    "level_memory_mib",
+    "level_span",
     "target_delta_interval",
     "target_epsilon_interval",
 ]
@@ -87,6 +90,21 @@ EVALS_PER_SECOND = 2_500
 reference machine, products included, so that a wall-clock budget holds on a shared machine."""
 
 _ABS_FLOOR = 0.01  # below this value the target width is absolute: rel_width * 0.01
+
+MEMORY_BUDGET_MIB = 1024.0
+"""Peak memory (MiB) one resolution may need, estimated up front by :func:`level_memory_mib`
+(issue 16: the certified lattice under 1 GiB everywhere on the DP-SGD grid). A finer level
+predicted above it is not tried (the refinement stops with the finished levels' interval and a
+warning); a coarsest level above it raises ``BudgetExceeded`` (a ``NotApplicable``)."""
+
+_MIB_BASE = 60.0  # interpreter, numpy/scipy/flint and the coarser levels' caches (measured)
+_BYTES_PER_UNIT = 300.0
+"""Peak bytes per lattice unit of a one-term composition's single-step block (its span): the
+first squaring of the block at the level's fine unit multiplies polynomials of that length
+(both sides of the lower end), and its 2B-bit product with the copies around the truncation is
+the process's peak. Measured (peak RSS, rate 0.001, sigma 0.8, m = 1e5, delta 1e-10, levels
+(128, 256), (256, 512), (512, 512)): spans 0.82e6, 1.64e6, 3.28e6 units, peaks 311, 559, 1022
+MiB, i.e. ~60 MiB + 290 B per unit."""
 
 A_TARGET = (
     "lattice on adaptive grids: connect-the-dots points chosen by the chord test, composed laws "
@@ -325,6 +343,45 @@ def _epsilon_once(comp: Composition, target: arb, res: Resolution, bits: int,
 
 
 # ---------------------------------------------------------------------------------------------
+# memory
+
+
+def level_span(comp: Composition, res: Resolution) -> int:
+    """Largest single-step block of the composition at ``res``, in lattice units: the span
+    ``i1 - i0 + 1`` between the ends of the certified range at the unit of section A of
+    :mod:`certify.lattice_adaptive` (exactly the length of the lower end's single-step
+    sequences; no evaluation of the law)."""
+    span = 0
+    for d in comp.directions:
+        terms, total = lattice_terms(comp, d)
+        for step, _ in terms:
+            lo, hi = grid_range(step, total)
+            unit = unit_below(step.rough_std() / res.single)
+            i0 = math.floor(lo / unit)
+            span = max(span, max(math.ceil(hi / unit), i0 + 2) - i0 + 1)
+    return span
+
+
+def level_memory_mib(comp: Composition, res: Resolution) -> float:
+    """Estimated peak memory (MiB) of one resolution (see :data:`_BYTES_PER_UNIT`). Several
+    terms: the single-step blocks are re-discretized before any product
+    (:class:`certify.lattice_hetero.MultiPower`), so only the base is counted."""
+    if len(comp.terms) > 1:
+        return _MIB_BASE
+    return _MIB_BASE + _BYTES_PER_UNIT * level_span(comp, res) / 2**20
+
+
+def _check_memory(comp: Composition, res: Resolution) -> None:
+    """Refuse the coarsest level up front when even it exceeds :data:`MEMORY_BUDGET_MIB`."""
+    need = level_memory_mib(comp, res)
+    if need > MEMORY_BUDGET_MIB:
+        raise BudgetExceeded(
+            f"lattice: memory budget of {MEMORY_BUDGET_MIB:.0f} MiB: the coarsest resolution "
+            f"needs about {need:.0f} MiB (one step's privacy loss spans "
+            f"{level_span(comp, res)} grid units; composition {comp!r})")
+
+
+# ---------------------------------------------------------------------------------------------
 # the refinement loop
 
 
@@ -343,12 +400,12 @@ def _scale(b: Bound) -> Any:
     return abs(b.upper_mpf)
 
 
-def _next_level(i: int, best: Bound, rel: float, evals: int, spent: int, afford: float
-                ) -> tuple[int | None, str | None]:
+def _next_level(i: int, best: Bound, rel: float, evals: int, spent: int, afford: float,
+                memory=None) -> tuple[int | None, str | None]:
     """The next resolution to try after level i, or (None, why not). The width shrinks about
     2-fold per level (second order in the grid, one of the two resolutions doubled), so the
     level predicted to reach the target is tried directly (at most 6 levels up), or the finest
-    the work budget affords."""
+    the work budget and the memory budget (``memory(j)``: estimated MiB of level j) afford."""
     if i + 1 == len(LEVELS):
         return None, "the finest resolution was reached"
     if best.upper.is_finite and best.lower.is_finite and best.upper_mpf > 0:
@@ -358,8 +415,13 @@ def _next_level(i: int, best: Bound, rel: float, evals: int, spent: int, afford:
         jump = 1
     want = min(i + jump, len(LEVELS) - 1)
     for j in range(want, i, -1):
-        if spent + evals * _COST_PER_LEVEL ** (j - i) <= afford:
+        if spent + evals * _COST_PER_LEVEL ** (j - i) > afford:
+            continue
+        if memory is None or memory(j) <= MEMORY_BUDGET_MIB:
             return j, None
+        if j == i + 1:
+            return None, (f"the memory budget of {MEMORY_BUDGET_MIB:.0f} MiB affords no finer "
+                          f"grid (the next resolution needs about {memory(j):.0f} MiB)")
     return None, (f"the time budget affords no finer grid (the next resolution needs ~"
                   f"{_COST_PER_LEVEL * evals:.0f} more single-step evaluations, {afford:.0f} are "
                   f"allowed)")
@@ -372,6 +434,11 @@ def _refine(once, comp: Composition, x: arb, rel_width: Any, bits: int | None) -
     afford = (deadline.seconds * EVALS_PER_SECOND if deadline is not None
               else DEFAULT_EVALUATIONS)
     t0 = time.perf_counter()
+    _check_memory(comp, LEVELS[0])
+
+    def memory(j: int) -> float:
+        return level_memory_mib(comp, LEVELS[j])
+
     best, spent, why, i = None, 0, None, 0
     # several terms: the eps upper ends of the pair orders carried from level to level
     extra = {"carry": {}} if once is _epsilon_once and len(comp.terms) > 1 else {}
@@ -395,7 +462,7 @@ def _refine(once, comp: Composition, x: arb, rel_width: Any, bits: int | None) -
                          merged.direction, out.warnings, out.inputs)
         if not _wide(best, rel):
             break
-        nxt, why = _next_level(i, best, rel, evals, spent, afford)
+        nxt, why = _next_level(i, best, rel, evals, spent, afford, memory)
         if nxt is None:
             break
         i = nxt
