@@ -24,6 +24,13 @@ Policy (the default method everywhere):
    finished, or only a vacuous enclosure), the saddlepoint estimate, else the AEA estimate,
    each with a warning saying why nothing safer was available.
 
+The budget binds the numeric steps too: steps 1, 2 and the early AEA run under the call's
+deadline (:func:`numeric.errors.numeric_deadline`), and the quadratures that grow with 1/sigma
+(the subsampled-Gaussian CGF batches and cumulants) refuse up front when a low estimate of their
+cost exceeds the time left, or once the deadline has passed (``BudgetExceeded``, listed in
+``details["tried"]``); a step that runs returns the same numbers as without a budget
+(docs/budgets.md). With nothing answered in time, ``auto`` raises that ``BudgetExceeded``.
+
 Whatever it picks, ``auto`` returns an :class:`~numeric.results.EpsilonResult` (or
 :class:`~numeric.results.DeltaResult`) whose ``method`` names the method that answered and whose
 ``details["auto"]`` says why; the refusals of the methods it tried are in ``details["tried"]``.

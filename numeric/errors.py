@@ -11,6 +11,9 @@ input. It subclasses ``ValueError`` so that callers who catch ``ValueError`` kee
 (it subclasses :class:`NotApplicable`: within a budget, the method does not apply).
 
 Bad input is a plain ``ValueError`` naming the parameter and its value.
+
+:func:`numeric_deadline`, :func:`require_time` and :func:`check_time` carry ``auto``'s time
+budget into the numeric steps (docs/budgets.md); outside a deadline they never refuse.
 """
 
 from __future__ import annotations
