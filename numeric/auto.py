@@ -24,6 +24,13 @@ Policy (the default method everywhere):
    finished, or only a vacuous enclosure), the saddlepoint estimate, else the AEA estimate,
    each with a warning saying why nothing safer was available.
 
+The budget binds the numeric steps too: steps 1, 2 and the early AEA run under the call's
+deadline (:func:`numeric.errors.numeric_deadline`), and the quadratures that grow with 1/sigma
+(the subsampled-Gaussian CGF batches and cumulants) refuse up front when a low estimate of their
+cost exceeds the time left, or once the deadline has passed (``BudgetExceeded``, listed in
+``details["tried"]``); a step that runs returns the same numbers as without a budget
+(docs/budgets.md). With nothing answered in time, ``auto`` raises that ``BudgetExceeded``.
+
 Whatever it picks, ``auto`` returns an :class:`~numeric.results.EpsilonResult` (or
 :class:`~numeric.results.DeltaResult`) whose ``method`` names the method that answered and whose
 ``details["auto"]`` says why; the refusals of the methods it tried are in ``details["tried"]``.
@@ -41,7 +48,7 @@ from typing import Any
 from ._validation import as_float_array, check_delta, check_order
 from .aea import aea_delta, aea_epsilon
 from .composition import Composition, compose
-from .errors import NotApplicable
+from .errors import BudgetExceeded, NotApplicable, numeric_deadline
 from .exact import exact_delta, exact_epsilon
 from .registry import get_method
 from .results import DeltaResult, EpsilonResult, float_up
@@ -184,14 +191,19 @@ class _Early:
     and a deadline is set: its time (the numeric cumulants can take seconds) is then counted in
     the budget instead of running after the deadline. Its result, or the exception it raised,
     is kept and used (or re-raised) only if the fallback is reached: the same number, the same
-    behaviour as calling it late."""
+    behaviour as calling it late. It runs under the call's deadline (``numeric_deadline``): a
+    cumulant quadrature that cannot finish in the time left is refused (``BudgetExceeded``,
+    recorded in ``tried``) instead of overrunning the budget."""
 
-    def __init__(self, call) -> None:
+    def __init__(self, call, deadline: float, budget: float | None, tried: list[str]) -> None:
         self.result, self.error = None, None
         try:
-            self.result = call()
+            with numeric_deadline(deadline, budget):
+                self.result = call()
         except Exception as exc:  # re-raised unchanged by __call__
             self.error = exc
+            if isinstance(exc, BudgetExceeded):
+                tried.append(f"aea (fallback): {exc}")
 
     def __call__(self):
         if self.error is not None:
@@ -234,13 +246,15 @@ def auto_epsilon(composition, delta: float, order: int = 2, *,
     delta = check_delta("delta", delta)
     order = check_order("order", order, maximum=8)
     tried: list[str] = []
-    answer, sp = _exact_or_saddlepoint(lambda: exact_epsilon(comp, delta),
-                                       lambda: saddlepoint_epsilon(comp, delta, order=order), tried)
+    with numeric_deadline(deadline, budget):
+        answer, sp = _exact_or_saddlepoint(
+            lambda: exact_epsilon(comp, delta),
+            lambda: saddlepoint_epsilon(comp, delta, order=order), tried)
     if answer is not None:
         return answer
     aea_call = lambda: aea_epsilon(comp, delta, order=order)  # noqa: E731
     if sp is None and deadline is not None:
-        aea_call = _Early(aea_call)
+        aea_call = _Early(aea_call, deadline, budget, tried)
     d = _certified("epsilon", comp, delta, deadline, tried, budget)
     if d is None:
         return _fallback_estimate(sp, aea_call, tried)
@@ -265,8 +279,10 @@ def auto_delta(composition, eps, order: int = 2, *,
     order = check_order("order", order, maximum=8)
     e = as_float_array("eps", eps, nonnegative=True)
     tried: list[str] = []
-    answer, sp = _exact_or_saddlepoint(lambda: exact_delta(comp, eps),
-                                       lambda: saddlepoint_delta(comp, eps, order=order), tried)
+    with numeric_deadline(deadline, budget):
+        answer, sp = _exact_or_saddlepoint(lambda: exact_delta(comp, eps),
+                                           lambda: saddlepoint_delta(comp, eps, order=order),
+                                           tried)
     if answer is not None:
         return answer
     if e.ndim > 0:
@@ -274,11 +290,13 @@ def auto_delta(composition, eps, order: int = 2, *,
                 "query points one at a time for certified answers")
         if sp is not None:
             return _labelled(sp, note, tried, (note,))
-        return _labelled(aea_delta(comp, eps, order=order), note, tried, (note,))
+        with numeric_deadline(deadline, budget):
+            res = aea_delta(comp, eps, order=order)
+        return _labelled(res, note, tried, (note,))
     x = float(e)
     aea_call = lambda: aea_delta(comp, x, order=order)  # noqa: E731
     if sp is None and deadline is not None:
-        aea_call = _Early(aea_call)
+        aea_call = _Early(aea_call, deadline, budget, tried)
     d = _certified("delta", comp, x, deadline, tried, budget)
     if d is None:
         return _fallback_estimate(sp, aea_call, tried)

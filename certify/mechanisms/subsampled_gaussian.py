@@ -68,6 +68,7 @@ from numeric.mechanisms.subsampled_gaussian import (
 )
 from numeric.moments import gauss_legendre_panels
 
+from ..budget import check_deadline
 from ..cgf import INT_ORDER_MAX, StepCGF, gaussian_cgf
 from ..exact_model import ExactComposition
 from ..pllr import ContinuousPart, LawMoments, PLLRMoments, central_to_cumulants, symmetric_pair
@@ -114,7 +115,20 @@ _QUAD_SECONDS = 2e-4
 max(1, s) mu^2 for s >= 0 (measured 1.3-4 ms per unit on a loaded 2-core machine for
 max(1, s) mu^2 in 17..1250; beyond ~700..1600 acb.integral gave up with no finite enclosure
 after 1.4-2.7 s); a time budget refuses the Chernoff evaluation up front above it (issue 12).
-No estimate for s < 0 (the Q||P order), whose cost does not follow this scale."""
+For s < 0 (the Q||P order) see :data:`_QUAD_SECONDS_NEG`."""
+
+_QUAD_SECONDS_NEG = 1.5e-7
+"""Low estimate of the seconds :func:`sg_power_moment` costs at s < 0 and 53 bits per unit of
+|s| mu^2, up to :data:`_QUAD_SECONDS_NEG_CAP` (issue 12; the Chernoff scales it by prec/53). At
+128 bits (the Chernoff's first evaluation) it measured 5.6e-7..2.8e-6 s per unit of |s| mu^2
+for |s| mu^2 in 1e3..1e7 (sigma 0.05..1, rate 0.01..0.3, s -10..-1e5, CPU time on a loaded
+2-core machine), i.e. >= 2.3e-7 per 53 bits; beyond, acb.integral gives up (no finite
+enclosure) after 0.63-1.9 s. Below |s| mu^2 ~ 1e3 it costs a few ms (a fixed overhead, also
+above this estimate)."""
+
+_QUAD_SECONDS_NEG_CAP = 0.1
+"""Cap of the s < 0 estimate at 53 bits: 0.24 s at 128 bits, below the least time measured for
+a quadrature that gave up (0.63 s)."""
 
 
 def _check_quadrature_mu(mu: arb, what: str) -> None:
@@ -155,7 +169,13 @@ class SubsampledGaussianLaw:
         return self.lr(x).log(analytic=analytic)
 
     def integral(self, j: int, c: arb, lo: arb, hi: arb) -> arb:
-        """Enclosure of int_lo^hi (L - c)^j w(x) dx (acb.integral, analyticity checked)."""
+        """Enclosure of int_lo^hi (L - c)^j w(x) dx (acb.integral, analyticity checked).
+
+        One ``acb.integral`` cannot be interrupted, so the deadline of a time budget is checked
+        before each of the 18 that :func:`_moments` runs (``certify.budget.check_deadline``):
+        an over-budget moment computation stops within one integral (0.1-0.3 s at sigma 0.05)
+        instead of finishing all of them (up to ~3 s); a finished one is unchanged."""
+        check_deadline("in the subsampled-Gaussian moment quadrature")
 
         def f(x, analytic):
             return ipow(self._pllr(x, analytic) - c, j) * self.weight(x)
@@ -553,8 +573,10 @@ def _sg_cgf(sigma: float | Fraction, rate: float | Fraction, direction: str) -> 
                 "quadrature; mu = 1/sigma exactly")
     def cost(a: float) -> float:
         e = expo(a)
-        if e < 0 or (forward and a == round(a) and 2 <= a <= INT_ORDER_MAX):
-            return 0.0  # the exact binomial sum; s < 0: no model (measured cheaper), no refusal
+        if forward and a == round(a) and 2 <= a <= INT_ORDER_MAX:
+            return 0.0  # the exact binomial sum
+        if e < 0:
+            return min(_QUAD_SECONDS_NEG * -e / float(sigma) ** 2, _QUAD_SECONDS_NEG_CAP)
         return _QUAD_SECONDS * max(1.0, e) / float(sigma) ** 2
 
     return StepCGF(fl, cert, False, note + _QUAD_NOTE, cost)

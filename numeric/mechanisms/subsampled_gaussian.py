@@ -42,7 +42,7 @@ from functools import lru_cache
 import numpy as np
 
 from .._validation import check_positive, check_rate
-from ..errors import BudgetExceeded, NotApplicable
+from ..errors import BudgetExceeded, NotApplicable, check_time, require_time
 from ..moments import (
     cumulants_from_central_moments,
     cumulants_from_weights,
@@ -215,6 +215,9 @@ def _means(x: np.ndarray, w: np.ndarray, mu: float, rate: float, L: np.ndarray,
 @lru_cache(maxsize=256)
 def _cached_cumulants(mu: float, rate: float, order: int) -> tuple[tuple, tuple]:
     check_quadrature_budget(mu, rate)
+    require_time(40 * _panels(mu) * _SECONDS_PER_CUMULANT_NODE,
+                 f"the subsampled-Gaussian cumulant quadrature ({40 * _panels(mu)} nodes: "
+                 f"sigma = {1.0 / mu:.4g} is small)")
     kx, ky = _quadrature_cumulants(mu, rate, order, 24)
     cx, cy = _quadrature_cumulants(mu, rate, order, 16)
     # Tolerance per order: 1e-9 relative, or 1e-12 in standardized units (kappa_k / kappa_2^{k/2})
@@ -252,6 +255,28 @@ _SG_T, _SG_W = np.polynomial.legendre.leggauss(_SG_NODES)
 _RULES = 32  # quadrature rules kept (least recently used dropped)
 _MAX_RULE_NODES = 1 << 23  # memory budget of one rule: 3 arrays of 8.4M doubles (~0.5 GB peak)
 _MAX_GROUP_CELLS = 1 << 24  # and of one batch: tilts x nodes (128 MB per work array)
+
+
+_SECONDS_PER_NEW_PANEL = 12 * 20e-9
+"""Low cost of extending a CGF rule by one panel (12 nodes; measured 33-35 ns per node)."""
+_SECONDS_PER_TILT_PANEL = 5e-9
+"""Low cost of one tilt on one panel of a CGF batch (measured 45-240 ns; a long rule's trim alone
+computes a few flops per tilt and panel, an untrimmed one 12 nodes of exp and cumulants)."""
+_SECONDS_PER_CUMULANT_NODE = 60e-9
+"""Low cost of one node of the cumulant quadrature (measured 190 ns at 2.2 M nodes, more on
+smaller rules)."""
+
+
+def _cgf_seconds(new_panels: int, tilts: int, panels: int) -> float:
+    r"""A low estimate of the seconds a CGF batch takes (for :func:`numeric.errors.require_time`).
+
+    The batch extends the rule by at least ``new_panels`` panels (each node costs a PLLR, a log
+    and an exp) and touches at least one node per panel for each of ``tilts`` tilts on a rule of
+    ``panels`` panels (the trim of long rules, or every node of short ones). The constants are
+    below every measurement (``docs/budgets.md``), so a refused batch could not have finished
+    in the time left; a batch that runs returns exactly what it returns without a budget.
+    """
+    return new_panels * _SECONDS_PER_NEW_PANEL + tilts * panels * _SECONDS_PER_TILT_PANEL
 
 
 class _SGRule:
@@ -308,6 +333,11 @@ class _SGRule:
                 f"{_MAX_RULE_NODES}; the saddlepoint does not apply here (sigma too small for "
                 "this delta)"
             )
+        check_time("in the subsampled-Gaussian CGF quadrature")
+        require_time(_cgf_seconds(max(longest - self.nodes[0], 0), t.size, longest),
+                     f"the subsampled-Gaussian CGF quadrature at {t.size} tilt(s) up to t = "
+                     f"{float(t.max()):.4g} ({longest * _SG_NODES} nodes: sigma = "
+                     f"{1.0 / self.mu:.4g} is small)")
         nodes = self.extend(longest)
         if longest <= 1.5 * min(panels):  # one group (the usual case)
             return _sg_group(nodes, s, longest, n)
