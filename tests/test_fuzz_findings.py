@@ -27,16 +27,10 @@ def _rel(a: float, b: float) -> float:
     return abs(a - b) / abs(b)
 
 
-# (a) fuzz draw 391 (seed 4242): 8 approx-DP steps and one randomized response at order 1. The
-# series of orders 0 and 1 needs no l_4, so l_4 = -1.27 went unflagged, the lattice note alone
-# added "diagnostics fired" to the warnings while details["diagnostics"] stayed empty, and auto
-# accepted 0.1615 (11% low). Reference: 1 - (1 - d0)^8 (1 - delta_pure), delta_pure by a
-# binomial enumeration of the 9 x 2 privacy-loss atoms in mpmath at 50 digits:
-# 0.18199616346396414942...
-_DRAW_391 = [(ApproxDP(0.0674189781237784, 5.668045708132865e-06), 8),
-             (RandomizedResponse(0.37643948645442393), 1)]
-_EPS_391 = 0.013569967082818307
-_REF_391 = 0.18199616346396414942
+# fuzz draw 391 (tests/fuzz_cases.py: the inputs, the finding, the mpmath reference)
+from fuzz_cases import DRAW_391 as _DRAW_391  # noqa: E402
+from fuzz_cases import EPS_391 as _EPS_391  # noqa: E402
+from fuzz_cases import REF_391 as _REF_391  # noqa: E402
 
 
 @pytest.mark.parametrize("order", [0, 1, 2])
