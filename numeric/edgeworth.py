@@ -110,13 +110,23 @@ def series_coefficients(lam: dict[int, float], order: int) -> dict[int, float]:
 
     Raises:
         ValueError: if the order is not available or cumulants are missing.
+        NotApplicable: if the coefficients overflow (huge standardized cumulants).
     """
     if order not in SERIES_ORDERS:
         raise ValueError(f"order must be one of {sorted(SERIES_ORDERS)}, got {order!r}")
     need, fn = SERIES_ORDERS[order]
     if any(j not in lam for j in range(3, need + 1)):
         raise ValueError(f"order {order} needs cumulants up to {need}")
-    return fn(lam)
+    try:
+        coeffs = fn(lam)
+    except OverflowError:  # standardized cumulants so large that their products overflow
+        coeffs = None
+    if coeffs is None or not all(math.isfinite(v) for v in coeffs.values()):
+        big = max(abs(v) for j, v in lam.items() if j >= 3)
+        raise NotApplicable(
+            f"the order-{order} Edgeworth series overflows (standardized cumulants up to "
+            f"{big:.3g}): the expansion does not apply here; use method 'auto' or 'certified'")
+    return coeffs
 
 
 def cumulants_needed(order: int) -> int:

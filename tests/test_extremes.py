@@ -256,3 +256,16 @@ def test_gdp_epsilon_is_a_python_float():
         f = lambda e: mp.ncdf(mu / 2 - e / mu) - mp.exp(e) * mp.ncdf(-mu / 2 - e / mu) - 0.5  # noqa: E731
         ref = mp.findroot(f, 4999)
     assert res.epsilon == pytest.approx(float(ref), rel=1e-9)
+
+
+def test_aea_order_6_with_huge_cumulants_refuses_clearly():
+    """Fuzz finding (seed 4242): the order-6 series coefficients overflowed (l4**2) for a
+    subsampled Gaussian at sigma 0.0154, rate 1.6e-7, 8.1e14 steps: a bare OverflowError. Now
+    NotApplicable (a ValueError) naming the order, so auto and the CLI handle it."""
+    from numeric import PoissonSubsampledGaussian, compose, epsilon
+    from numeric.errors import NotApplicable
+
+    comp = compose([(PoissonSubsampledGaussian(sigma=0.01536883696820773,
+                                               rate=1.5997904890379704e-07), 814018069515959)])
+    with pytest.raises(NotApplicable, match="order-6 Edgeworth series overflows"):
+        epsilon(comp, 1.201084761397831e-10, method="aea", order=6)
