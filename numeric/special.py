@@ -49,7 +49,8 @@ def _hockey_parts(z0: np.ndarray, sigma: np.ndarray) -> tuple[np.ndarray, np.nda
     zp, ap = z0[pos], a[pos]
     logpre[pos] = -0.5 * zp * zp + np.log(0.5)
     bracket[pos] = special.erfcx(zp * _SQRT_HALF) - special.erfcx(ap * _SQRT_HALF)
-    # z0 <= 0: the first term is >= 1/2, so there is no catastrophic cancellation.
+    # z0 <= 0: the first term is >= 1/2, so the difference loses at most a factor
+    # first / H of relative accuracy.
     neg = ~pos
     zn, an, sn = z0[neg], a[neg], sigma[neg]
     first = special.ndtr(-zn)
@@ -60,6 +61,26 @@ def _hockey_parts(z0: np.ndarray, sigma: np.ndarray) -> tuple[np.ndarray, np.nda
     )
     logpre[neg] = 0.0
     bracket[neg] = first - second
+    # Where c = sigma z0 + sigma^2/2 <= 1 (small sigma: H can be ~sigma, far below first),
+    # H = P(z0 < Z <= a) - expm1(c) Phibar(a) has no cancellation: the interval mass is a sum
+    # of two positive erf terms when z0 < 0 < a, and expm1(c) Phibar(a) is O(c) small or
+    # negative (then both parts add).  Accurate evaluation keeps H monotone in z0 to rounding.
+    c = sn * zn + 0.5 * sn * sn
+    small = c <= 1.0
+    if np.any(small):
+        zs, as_, cs = zn[small], an[small], c[small]
+        straddle = special.erf(np.maximum(as_, 0.0) * _SQRT_HALF) + special.erf(
+            np.maximum(-zs, 0.0) * _SQRT_HALF)
+        mass = np.where(
+            (zs < 0.0) & (as_ > 0.0),
+            0.5 * straddle,
+            np.where(as_ <= 0.0, special.ndtr(as_) - special.ndtr(zs),
+                     special.ndtr(-zs) - special.ndtr(-as_)),
+        )
+        accurate = mass - np.expm1(cs) * special.ndtr(-as_)
+        sub = bracket[neg]
+        sub[small] = accurate
+        bracket[neg] = sub
     return logpre, np.maximum(bracket, 0.0)
 
 

@@ -17,7 +17,7 @@ from datetime import timedelta
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 from scipy import special
 
@@ -663,6 +663,7 @@ def test_gdp_delta_non_increasing(comp, grid, method):
 
 @FAST
 @given(mu=st.floats(1e-3, 50.0), grid=st.lists(st.floats(0.0, 200.0), min_size=2, max_size=25))
+@example(mu=0.25, grid=[0.0, 2.2e-16])  # found by Hypothesis: rose by 8 ulps before the z0 <= 0 fix
 def test_delta_mu_non_increasing(mu, grid):
     eps = np.sort(np.array(grid))
     d = np.asarray(delta_mu(mu, eps))
