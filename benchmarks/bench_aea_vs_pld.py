@@ -31,9 +31,12 @@ timed), as ``benchmarks/compare_peers.py`` measures cold. dp_accounting's PLD
 (``value_discretization_interval=1e-4``, its default) is timed end to end, median of
 ``--pld-repeats`` runs in CPU time of the process and in wall time. It also times the public
 ``numeric.delta(comp, eps, method='aea')`` for 1e6 eps values against its kernel
-(``q_only_delta`` per pair order). Example::
+(``q_only_delta`` per pair order). ``--cold-methods`` chooses the methods timed cold (default
+``aea saddlepoint``); ``--floor`` adds the idealized numpy floor of a cold query's irreducible
+work (:func:`_floor_times`) against the 1000x budget PLD/1000. Example::
 
-    python benchmarks/bench_aea_vs_pld.py --cold-grid --baseline d60b270 --fresh-processes 3
+    python benchmarks/bench_aea_vs_pld.py --cold-grid --baseline b7d6294 --fresh-processes 3 \
+        --floor
 
 Every peer is imported inside ``try``/``except``: a missing or failing peer is reported and
 skipped, so the script runs with only ``numeric`` (numpy, scipy) installed. The script can also
@@ -238,6 +241,10 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--baseline", metavar="REF", help="also time cold AEA at this git ref")
     ap.add_argument("--fresh-processes", type=int, default=0, metavar="N",
                     help="also time the first query of N fresh processes per case")
+    ap.add_argument("--cold-methods", nargs="+", default=list(COLD_METHODS),
+                    choices=COLD_METHODS, help="methods timed by --cold-grid (aea saddlepoint)")
+    ap.add_argument("--floor", action="store_true",
+                    help="with --cold-grid: also time the idealized numpy floor of a cold query")
     ap.add_argument("--cold-worker", help=argparse.SUPPRESS)  # internal: JSON cases, one process
     ap.add_argument("--fresh-worker", help=argparse.SUPPRESS)  # internal: one first query
     return ap.parse_args(argv)
@@ -443,6 +450,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 # --------------------------------------------------------------------------- cold grid (issue 13)
 
 COLD_GRID = tuple((sigma, rate) for rate in (0.001, 0.01) for sigma in (0.8, 1.0, 2.0))
+COLD_METHODS = ("aea", "saddlepoint")
 
 
 def _empty_caches() -> None:
@@ -474,13 +482,14 @@ def _cold_worker(cases: list, repeats: int) -> list:
     from numeric.methods import epsilon
 
     out = []
-    for sigma, rate, steps, delta in cases:
+    for sigma, rate, steps, delta, *meth in cases:
+        method = meth[0] if meth else "aea"
         comp = numeric.compose([(numeric.PoissonSubsampledGaussian(sigma, rate), int(steps))])
         cpu, wall = [], []
         for _ in range(max(1, repeats)):
             _empty_caches()
             w0, c0 = time.perf_counter(), time.thread_time()
-            res = epsilon(comp, delta, method="aea")
+            res = epsilon(comp, delta, method=method)
             cpu.append(time.thread_time() - c0)
             wall.append(time.perf_counter() - w0)
         out.append({"eps": res.epsilon, "warnings": len(res.warnings),
@@ -494,10 +503,10 @@ def _fresh_worker(case: list) -> dict:
     numeric = _import_query_modules()
     from numeric.methods import epsilon
 
-    sigma, rate, steps, delta = case
+    sigma, rate, steps, delta, *meth = case
     comp = numeric.compose([(numeric.PoissonSubsampledGaussian(sigma, rate), int(steps))])
     w0, c0 = time.perf_counter(), time.thread_time()
-    res = epsilon(comp, delta, method="aea")
+    res = epsilon(comp, delta, method=meth[0] if meth else "aea")
     return {"eps": res.epsilon, "cpu": time.thread_time() - c0, "wall": time.perf_counter() - w0}
 
 
@@ -545,24 +554,88 @@ def _delta_path(n: int = 10**6) -> tuple[float, float]:
     return res["public_s"], res["kernel_s"]
 
 
+def _floor_times(mu: float, rate: float, repeats: int = 9) -> dict[str, float]:
+    r"""Idealized numpy floor of the irreducible numerical work of one cold query (not the
+    project's code path, no validation, no diagnostics, no branches for extreme inputs): the
+    PLLR cumulants up to order 6 under P and Q on the two Gauss-Legendre rules that check each
+    other (24 and 16 nodes per panel of width min(1/2, 1/mu) on [-20, mu + 20]), and the
+    saddlepoint cross-check as 5 Newton rounds of the tilted CGF (K, K', K'' at two tilts, one
+    per pair order, 12 nodes per panel on [-13, 2 mu + 13]). Minimum over ``repeats`` runs of
+    100 (seconds per call). A compiled kernel could go below it; numpy cannot."""
+    import timeit
+
+    def rule(n: int, a: float, b: float) -> tuple[np.ndarray, np.ndarray]:
+        t, w = np.polynomial.legendre.leggauss(n)
+        k = math.ceil((b - a) / min(0.5, 1.0 / mu))
+        h = 0.5 * (b - a) / k
+        mid = a + h * (2.0 * np.arange(k) + 1.0)
+        return (mid[:, None] + h * t).ravel(), np.tile(h * w, k)
+
+    rules = [rule(24, -20.0, mu + 20.0), rule(16, -20.0, mu + 20.0)]
+
+    def cumulants() -> None:
+        for x, w in rules:
+            L = np.log1p(rate * np.expm1(mu * x - 0.5 * mu * mu))
+            phi = np.exp(-0.5 * x * x)
+            wq = w * ((1.0 - rate) * phi + rate * np.exp(-0.5 * (x - mu) ** 2))
+            for ww in (w * phi, wq):
+                d = L - ww @ L
+                pw = d * d
+                for _ in range(5):
+                    ww @ pw
+                    pw *= d
+
+    xs, ws = rule(12, -13.0, 2.0 * mu + 13.0)
+    ls = np.log1p(rate * np.expm1(mu * xs - 0.5 * mu * mu))
+    lb = np.log(ws) - 0.5 * xs * xs
+
+    def saddlepoint() -> None:
+        for _ in range(5):
+            for s in (4.0, 4.07):
+                a = s * ls + lb
+                a -= a.max()
+                wt = np.exp(a)
+                wt /= wt.sum()
+                d = ls - wt @ ls
+                wt @ (d * d)
+
+    return {name: min(timeit.repeat(f, number=100, repeat=repeats)) / 100
+            for name, f in (("cumulants", cumulants), ("saddlepoint check", saddlepoint))}
+
+
+def _floor_report(plds: dict) -> str:
+    """The floor table of ``--floor``: the idealized numpy floor against PLD / 1000."""
+    lines = ["Idealized numpy floor of a cold query's irreducible work (_floor_times; min of 9 x "
+             "100, wall), against the 1000x budget PLD/1000:"]
+    for (sigma, rate), pld in plds.items():
+        f = _floor_times(1.0 / sigma, rate)
+        total = sum(f.values())
+        budget = f"{1e6 * pld['cpu'] / 1000:.0f} us" if pld else "-"
+        lines.append(f"  q={rate:g} sigma={sigma:g}: cumulants {1e6 * f['cumulants']:.0f} us + "
+                     f"saddlepoint check {1e6 * f['saddlepoint check']:.0f} us = "
+                     f"{1e6 * total:.0f} us; 1000x budget {budget}"
+                     + (f"; best possible ratio ~{pld['cpu'] / total:.0f}x" if pld else ""))
+    return "\n".join(lines)
+
+
 def _cold_grid(args: argparse.Namespace) -> int:
     """The issue-13 cold-query table (module docstring, ``--cold-grid``)."""
     _import_numeric()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     steps, delta = int(args.cold_steps), args.delta
-    cases = [[s, q, steps, delta] for s, q in COLD_GRID]
+    cases = [[s, q, steps, delta, m] for s, q in COLD_GRID for m in args.cold_methods]
     dpa, _ = _try_import("dp_accounting.pld")
     if dpa is not None:
         dpa = importlib.import_module("dp_accounting")
     print(f"Cold queries at m = {steps:.0e}, delta = {delta:g} (issue 13); machine: "
           f"{platform.platform()}, {os.cpu_count()} logical CPUs; numpy {np.__version__}, "
           f"dp-accounting {_dist_version('dp-accounting')}")
-    print(f"AEA: median of {args.cold_repeats} queries per case in one process, every "
-          "composition-dependent cache emptied before each; PLD: median of "
+    print(f"{', '.join(args.cold_methods)}: median of {args.cold_repeats} queries per case in "
+          "one process, every composition-dependent cache emptied before each; PLD: median of "
           f"{args.pld_repeats} end-to-end runs (construct + compose + get_epsilon, "
-          "value_discretization_interval 1e-4). CPU = CPU time (AEA: thread; PLD: process), "
+          "value_discretization_interval 1e-4). CPU = CPU time (ours: thread; PLD: process), "
           "robust to other jobs on a shared machine; wall = elapsed.")
-    _log("timing AEA (this tree) ...")
+    _log("timing cold queries (this tree) ...")
     after, after_fresh = _measure_tree(root, cases, args)
     before = before_fresh = None
     if args.baseline:
@@ -571,19 +644,22 @@ def _cold_grid(args: argparse.Namespace) -> int:
         subprocess.run(["git", "-C", root, "worktree", "add", "--detach", tree, args.baseline],
                        check=True, capture_output=True)
         try:
-            _log(f"timing AEA at {args.baseline} ...")
+            _log(f"timing cold queries at {args.baseline} ...")
             before, before_fresh = _measure_tree(tree, cases, args)
         finally:
             subprocess.run(["git", "-C", root, "worktree", "remove", "--force", tree],
                            check=False, capture_output=True)
+    plds: dict[tuple[float, float], dict | None] = {}
     rows = []
-    for i, (sigma, rate, _, _) in enumerate(cases):
-        pld = None
-        if dpa is not None:
-            _log(f"timing PLD sigma={sigma} rate={rate} ...")
-            pld = _pld_cold(dpa, sigma, rate, steps, delta, args.pld_repeats)
+    for i, (sigma, rate, _, _, method) in enumerate(cases):
+        if (sigma, rate) not in plds:
+            plds[sigma, rate] = None
+            if dpa is not None:
+                _log(f"timing PLD sigma={sigma} rate={rate} ...")
+                plds[sigma, rate] = _pld_cold(dpa, sigma, rate, steps, delta, args.pld_repeats)
+        pld = plds[sigma, rate]
         a, b = after[i], (before[i] if before else None)
-        cells = [f"q={rate:g} sigma={sigma:g}", _fmt_eps(a["eps"]),
+        cells = [f"q={rate:g} sigma={sigma:g}", method, _fmt_eps(a["eps"]),
                  _fmt_eps(pld["eps"]) if pld else "-",
                  f"{_fmt_ms(pld['cpu'])} / {_fmt_ms(pld['wall'])}" if pld else "-"]
         if b:
@@ -600,16 +676,19 @@ def _cold_grid(args: argparse.Namespace) -> int:
                 ratio = (f"{_fmt_ratio(pld['cpu'], b['cpu'])} -> " + ratio)
             cells.append(ratio)
         rows.append(cells)
-    head = ["case", "eps AEA", "eps PLD", "PLD cold ms (CPU / wall)"]
+    head = ["case", "method", "eps", "eps PLD", "PLD cold ms (CPU / wall)"]
     if before:
-        head.append(f"AEA cold ms before ({args.baseline})")
-    head.append("AEA cold ms after")
+        head.append(f"cold ms before ({args.baseline})")
+    head.append("cold ms after")
     if after_fresh:
         if before_fresh:
             head.append("fresh-process before")
         head.append("fresh-process after")
-    head.append("PLD / AEA (CPU / wall)" + (" before -> after" if before else ""))
+    head.append("PLD / ours (CPU / wall)" + (" before -> after" if before else ""))
     print(_table(head, rows))
+    if args.floor:
+        print()
+        print(_floor_report(plds))
     public, kernel = _delta_path()
     print(f"\npublic delta(comp, eps, method='aea') for 1e6 eps values: {1e3 * public:.1f} ms; "
           f"its kernel (q_only_delta per pair order): {1e3 * kernel:.1f} ms; ratio "
