@@ -113,30 +113,26 @@ def _pllr_fast(x: np.ndarray, mu: float, rate: float) -> np.ndarray:
     return out
 
 
-def _log1p_minus_x(w: np.ndarray, lp: np.ndarray | None = None) -> np.ndarray:
-    """log1p(w) - w without cancellation: series sum_{k>=2} (-1)^{k+1} w^k / k for |w| < 1e-2
-    (``lp``: log1p(w) if already computed)."""
-    out = (np.log1p(w) if lp is None else lp) - w
+def _log1p_minus_x_both(w: np.ndarray, lp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(log1p(w) - w, (1 + w) log1p(w) - w)`` without cancellation (``lp`` = log1p(w)): the
+    series sum_{k>=2} (-1)^{k+1} w^k / k and sum_{k>=2} (-1)^k w^k / (k (k - 1)) by Horner for
+    |w| < 1e-2 (truncation < |w|^10 / 10, below 1e-16 relative), one pass over the shared
+    small-|w| subset (issue 13: the same operations in the same order as the former two helper
+    functions, so the same bits, with half the masking)."""
+    gx = lp - w
+    gy = (1.0 + w) * lp - w
     s = np.abs(w) < 1e-2
     ws = w[s]
-    acc = np.zeros_like(ws)
-    for k in range(9, 1, -1):  # Horner; truncation < |w|^10 / 10, below 1e-16 relative
-        acc = ws * (acc + (-1.0) ** (k + 1) / k)
-    out[s] = ws * acc
-    return out
-
-
-def _xlog1p_minus_x(w: np.ndarray, lp: np.ndarray | None = None) -> np.ndarray:
-    """(1 + w) log1p(w) - w = sum_{k>=2} (-1)^k w^k / (k (k - 1)), series for |w| < 1e-2
-    (``lp``: log1p(w) if already computed)."""
-    out = (1.0 + w) * (np.log1p(w) if lp is None else lp) - w
-    s = np.abs(w) < 1e-2
-    ws = w[s]
-    acc = np.zeros_like(ws)
+    ax = np.zeros_like(ws)
+    ay = np.zeros_like(ws)
     for k in range(9, 1, -1):
-        acc = ws * (acc + (-1.0) ** k / (k * (k - 1)))
-    out[s] = ws * acc
-    return out
+        ax += (-1.0) ** (k + 1) / k
+        ax *= ws
+        ay += (-1.0) ** k / (k * (k - 1))
+        ay *= ws
+    gx[s] = ws * ax
+    gy[s] = ws * ay
+    return gx, gy
 
 
 _MAX_CUMULANT_NODES = 4_000_000
@@ -242,13 +238,17 @@ def _means(x: np.ndarray, w: np.ndarray, mu: float, rate: float, L: np.ndarray,
     near = u <= 50.0
     v = rate * np.expm1(np.minimum(u, 50.0))
     lp = np.log1p(v)
-    gx = np.where(near, _log1p_minus_x(v, lp), 0.0)
-    gy = np.where(near, _xlog1p_minus_x(v, lp), 0.0)
+    gx, gy = _log1p_minus_x_both(v, lp)
+    wphi = w * phi
+    if near.all():  # no far nodes (u <= 50 everywhere: mu <~ 10): their sums are 0.0
+        return float(np.dot(wphi, gx) + 0.0), float(np.dot(wphi, gy) + 0.0)
+    gx = np.where(near, gx, 0.0)
+    gy = np.where(near, gy, 0.0)
     far = ~near
     vphi = rate * (phi_mu[far] - phi[far])
-    mean_x = float(np.dot(w * phi, gx) + np.dot(w[far], L[far] * phi[far] - vphi))
+    mean_x = float(np.dot(wphi, gx) + np.dot(w[far], L[far] * phi[far] - vphi))
     qphi = (1.0 - rate) * phi[far] + rate * phi_mu[far]
-    mean_y = float(np.dot(w * phi, gy) + np.dot(w[far], L[far] * qphi - vphi))
+    mean_y = float(np.dot(wphi, gy) + np.dot(w[far], L[far] * qphi - vphi))
     return mean_x, mean_y
 
 
