@@ -33,7 +33,7 @@ timed), as ``benchmarks/compare_peers.py`` measures cold. dp_accounting's PLD
 ``numeric.delta(comp, eps, method='aea')`` for 1e6 eps values against its kernel
 (``q_only_delta`` per pair order). ``--cold-methods`` chooses the methods timed cold (default
 ``aea saddlepoint``); ``--floor`` adds the idealized numpy floor of a cold query's irreducible
-work (:func:`_floor_times`) against the 1000x budget PLD/1000. Example::
+work (``benchmarks/cold_floor.py``) against the 1000x budget PLD/1000. Example::
 
     python benchmarks/bench_aea_vs_pld.py --cold-grid --baseline b7d6294 --fresh-processes 3 \
         --floor
@@ -243,6 +243,9 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
                     help="also time the first query of N fresh processes per case")
     ap.add_argument("--cold-methods", nargs="+", default=list(COLD_METHODS),
                     choices=COLD_METHODS, help="methods timed by --cold-grid (aea saddlepoint)")
+    ap.add_argument("--ab-rounds", type=int, default=1, metavar="N",
+                    help="with --baseline: alternate this tree and the baseline N times (cold "
+                         "in-process medians), report the median over rounds (fairer under load)")
     ap.add_argument("--floor", action="store_true",
                     help="with --cold-grid: also time the idealized numpy floor of a cold query")
     ap.add_argument("--cold-worker", help=argparse.SUPPRESS)  # internal: JSON cases, one process
@@ -533,6 +536,23 @@ def _measure_tree(root: str, cases: list, args: argparse.Namespace) -> tuple[lis
     return cold, fresh
 
 
+def _cold_only(root: str, cases: list, args: argparse.Namespace) -> list:
+    """One in-process cold-worker run at ``root`` (no fresh processes)."""
+    return _run_json([sys.executable, os.path.abspath(__file__), "--cold-worker",
+                      json.dumps(cases), "--cold-repeats", str(args.cold_repeats)], root)
+
+
+def _median_rounds(rounds: list[list[dict]]) -> list[dict]:
+    """Per case, the median over rounds of each timing (eps and warnings of the first)."""
+    out = []
+    for per_case in zip(*rounds, strict=True):
+        row = dict(per_case[0])
+        for key in ("cpu", "wall", "cpu_min"):
+            row[key] = statistics.median(r[key] for r in per_case)
+        out.append(row)
+    return out
+
+
 def _pld_cold(dpa, sigma: float, rate: float, steps: int, delta: float, repeats: int) -> dict:
     cpu, wall, eps = [], [], None
     for _ in range(max(1, repeats)):
@@ -552,70 +572,6 @@ def _delta_path(n: int = 10**6) -> tuple[float, float]:
 
     res = delta_array_speed(n)
     return res["public_s"], res["kernel_s"]
-
-
-def _floor_times(mu: float, rate: float, repeats: int = 9) -> dict[str, float]:
-    r"""Idealized numpy floor of the irreducible numerical work of one cold query (not the
-    project's code path, no validation, no diagnostics, no branches for extreme inputs): the
-    PLLR cumulants up to order 6 under P and Q on the two Gauss-Legendre rules that check each
-    other (24 and 16 nodes per panel of width min(1/2, 1/mu) on [-20, mu + 20]), and the
-    saddlepoint cross-check as 5 Newton rounds of the tilted CGF (K, K', K'' at two tilts, one
-    per pair order, 12 nodes per panel on [-13, 2 mu + 13]). Minimum over ``repeats`` runs of
-    100 (seconds per call). A compiled kernel could go below it; numpy cannot."""
-    import timeit
-
-    def rule(n: int, a: float, b: float) -> tuple[np.ndarray, np.ndarray]:
-        t, w = np.polynomial.legendre.leggauss(n)
-        k = math.ceil((b - a) / min(0.5, 1.0 / mu))
-        h = 0.5 * (b - a) / k
-        mid = a + h * (2.0 * np.arange(k) + 1.0)
-        return (mid[:, None] + h * t).ravel(), np.tile(h * w, k)
-
-    rules = [rule(24, -20.0, mu + 20.0), rule(16, -20.0, mu + 20.0)]
-
-    def cumulants() -> None:
-        for x, w in rules:
-            L = np.log1p(rate * np.expm1(mu * x - 0.5 * mu * mu))
-            phi = np.exp(-0.5 * x * x)
-            wq = w * ((1.0 - rate) * phi + rate * np.exp(-0.5 * (x - mu) ** 2))
-            for ww in (w * phi, wq):
-                d = L - ww @ L
-                pw = d * d
-                for _ in range(5):
-                    ww @ pw
-                    pw *= d
-
-    xs, ws = rule(12, -13.0, 2.0 * mu + 13.0)
-    ls = np.log1p(rate * np.expm1(mu * xs - 0.5 * mu * mu))
-    lb = np.log(ws) - 0.5 * xs * xs
-
-    def saddlepoint() -> None:
-        for _ in range(5):
-            for s in (4.0, 4.07):
-                a = s * ls + lb
-                a -= a.max()
-                wt = np.exp(a)
-                wt /= wt.sum()
-                d = ls - wt @ ls
-                wt @ (d * d)
-
-    return {name: min(timeit.repeat(f, number=100, repeat=repeats)) / 100
-            for name, f in (("cumulants", cumulants), ("saddlepoint check", saddlepoint))}
-
-
-def _floor_report(plds: dict) -> str:
-    """The floor table of ``--floor``: the idealized numpy floor against PLD / 1000."""
-    lines = ["Idealized numpy floor of a cold query's irreducible work (_floor_times; min of 9 x "
-             "100, wall), against the 1000x budget PLD/1000:"]
-    for (sigma, rate), pld in plds.items():
-        f = _floor_times(1.0 / sigma, rate)
-        total = sum(f.values())
-        budget = f"{1e6 * pld['cpu'] / 1000:.0f} us" if pld else "-"
-        lines.append(f"  q={rate:g} sigma={sigma:g}: cumulants {1e6 * f['cumulants']:.0f} us + "
-                     f"saddlepoint check {1e6 * f['saddlepoint check']:.0f} us = "
-                     f"{1e6 * total:.0f} us; 1000x budget {budget}"
-                     + (f"; best possible ratio ~{pld['cpu'] / total:.0f}x" if pld else ""))
-    return "\n".join(lines)
 
 
 def _cold_grid(args: argparse.Namespace) -> int:
@@ -646,9 +602,18 @@ def _cold_grid(args: argparse.Namespace) -> int:
         try:
             _log(f"timing cold queries at {args.baseline} ...")
             before, before_fresh = _measure_tree(tree, cases, args)
+            rounds_a, rounds_b = [after], [before]
+            for r in range(1, max(1, args.ab_rounds)):  # alternate: load drifts hit both trees
+                _log(f"A/B round {r + 1} of {args.ab_rounds} ...")
+                rounds_a.append(_cold_only(root, cases, args))
+                rounds_b.append(_cold_only(tree, cases, args))
+            after, before = _median_rounds(rounds_a), _median_rounds(rounds_b)
         finally:
             subprocess.run(["git", "-C", root, "worktree", "remove", "--force", tree],
                            check=False, capture_output=True)
+    if args.ab_rounds > 1 and args.baseline:
+        print(f"cold ms: median over {args.ab_rounds} alternating A/B rounds of the in-process "
+              "medians")
     plds: dict[tuple[float, float], dict | None] = {}
     rows = []
     for i, (sigma, rate, _, _, method) in enumerate(cases):
@@ -687,8 +652,11 @@ def _cold_grid(args: argparse.Namespace) -> int:
     head.append("PLD / ours (CPU / wall)" + (" before -> after" if before else ""))
     print(_table(head, rows))
     if args.floor:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from cold_floor import floor_report
+
         print()
-        print(_floor_report(plds))
+        print(floor_report(plds))
     public, kernel = _delta_path()
     print(f"\npublic delta(comp, eps, method='aea') for 1e6 eps values: {1e3 * public:.1f} ms; "
           f"its kernel (q_only_delta per pair order): {1e3 * kernel:.1f} ms; ratio "
