@@ -17,9 +17,10 @@ distance pi/mu from the real axis) and check the rule against a second, coarser 
 
 Tail control: outside [-20, mu + 20] (:data:`_RULE_TAIL`; 40 before issue 13) P and both
 components of Q have mass below 2 Phi(-20) < 5.6e-89 each, and |L(x)| <= c + mu |x| with
-c = -log(1 - p) + log(1 + p) (linear growth). For k <= 16 and y >= 20 the integrand
-(c + mu y)^k phi(y) decreases with log-slope below -(20 - k/20) <= -19.2, so the neglected part of
-a k-th (central) moment is below 2 (c + 20 mu)^k phi(20) / 19.2 -- relative to the moment
+c = -log(1 - p) + log(1 + p) (linear growth). With c' = c + |mean| and y = x - mu >= 20 on the
+right (x <= -20 on the left is smaller), for k <= 16 the integrand (c' + mu (y + mu))^k phi(y)
+decreases with log-slope below k/y - y <= -(20 - k/20) <= -19.2, so the neglected part of a k-th
+(central) moment is below 2 (c' + mu (20 + mu))^k phi(20) / 19.2 -- relative to the moment
 (whose mass the weight (c + mu |y|)^k moves out only to |y| ~ sqrt(k) <= 4) of order
 (20/4)^16 phi(20) / phi(4) < 1e-70, far below rounding (outside [-40, mu + 40] the Gaussian
 weights underflow to zero in floating point anyway). Identity checks (tested): E_P[e^L] = 1
