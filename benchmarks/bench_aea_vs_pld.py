@@ -31,9 +31,12 @@ timed), as ``benchmarks/compare_peers.py`` measures cold. dp_accounting's PLD
 (``value_discretization_interval=1e-4``, its default) is timed end to end, median of
 ``--pld-repeats`` runs in CPU time of the process and in wall time. It also times the public
 ``numeric.delta(comp, eps, method='aea')`` for 1e6 eps values against its kernel
-(``q_only_delta`` per pair order). Example::
+(``q_only_delta`` per pair order). ``--cold-methods`` chooses the methods timed cold (default
+``aea saddlepoint``); ``--floor`` adds the idealized numpy floor of a cold query's irreducible
+work (``benchmarks/cold_floor.py``) against the 1000x budget PLD/1000. Example::
 
-    python benchmarks/bench_aea_vs_pld.py --cold-grid --baseline d60b270 --fresh-processes 3
+    python benchmarks/bench_aea_vs_pld.py --cold-grid --baseline b7d6294 --fresh-processes 3 \
+        --floor
 
 Every peer is imported inside ``try``/``except``: a missing or failing peer is reported and
 skipped, so the script runs with only ``numeric`` (numpy, scipy) installed. The script can also
@@ -238,6 +241,13 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--baseline", metavar="REF", help="also time cold AEA at this git ref")
     ap.add_argument("--fresh-processes", type=int, default=0, metavar="N",
                     help="also time the first query of N fresh processes per case")
+    ap.add_argument("--cold-methods", nargs="+", default=list(COLD_METHODS),
+                    choices=COLD_METHODS, help="methods timed by --cold-grid (aea saddlepoint)")
+    ap.add_argument("--ab-rounds", type=int, default=1, metavar="N",
+                    help="with --baseline: alternate this tree and the baseline N times (cold "
+                         "in-process medians), report the median over rounds (fairer under load)")
+    ap.add_argument("--floor", action="store_true",
+                    help="with --cold-grid: also time the idealized numpy floor of a cold query")
     ap.add_argument("--cold-worker", help=argparse.SUPPRESS)  # internal: JSON cases, one process
     ap.add_argument("--fresh-worker", help=argparse.SUPPRESS)  # internal: one first query
     return ap.parse_args(argv)
@@ -443,6 +453,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 # --------------------------------------------------------------------------- cold grid (issue 13)
 
 COLD_GRID = tuple((sigma, rate) for rate in (0.001, 0.01) for sigma in (0.8, 1.0, 2.0))
+COLD_METHODS = ("aea", "saddlepoint")
 
 
 def _empty_caches() -> None:
@@ -474,13 +485,14 @@ def _cold_worker(cases: list, repeats: int) -> list:
     from numeric.methods import epsilon
 
     out = []
-    for sigma, rate, steps, delta in cases:
+    for sigma, rate, steps, delta, *meth in cases:
+        method = meth[0] if meth else "aea"
         comp = numeric.compose([(numeric.PoissonSubsampledGaussian(sigma, rate), int(steps))])
         cpu, wall = [], []
         for _ in range(max(1, repeats)):
             _empty_caches()
             w0, c0 = time.perf_counter(), time.thread_time()
-            res = epsilon(comp, delta, method="aea")
+            res = epsilon(comp, delta, method=method)
             cpu.append(time.thread_time() - c0)
             wall.append(time.perf_counter() - w0)
         out.append({"eps": res.epsilon, "warnings": len(res.warnings),
@@ -494,10 +506,10 @@ def _fresh_worker(case: list) -> dict:
     numeric = _import_query_modules()
     from numeric.methods import epsilon
 
-    sigma, rate, steps, delta = case
+    sigma, rate, steps, delta, *meth = case
     comp = numeric.compose([(numeric.PoissonSubsampledGaussian(sigma, rate), int(steps))])
     w0, c0 = time.perf_counter(), time.thread_time()
-    res = epsilon(comp, delta, method="aea")
+    res = epsilon(comp, delta, method=meth[0] if meth else "aea")
     return {"eps": res.epsilon, "cpu": time.thread_time() - c0, "wall": time.perf_counter() - w0}
 
 
@@ -522,6 +534,23 @@ def _measure_tree(root: str, cases: list, args: argparse.Namespace) -> tuple[lis
                     for _ in range(args.fresh_processes)]
             fresh.append({k: statistics.median(r[k] for r in runs) for k in ("cpu", "wall")})
     return cold, fresh
+
+
+def _cold_only(root: str, cases: list, args: argparse.Namespace) -> list:
+    """One in-process cold-worker run at ``root`` (no fresh processes)."""
+    return _run_json([sys.executable, os.path.abspath(__file__), "--cold-worker",
+                      json.dumps(cases), "--cold-repeats", str(args.cold_repeats)], root)
+
+
+def _median_rounds(rounds: list[list[dict]]) -> list[dict]:
+    """Per case, the median over rounds of each timing (eps and warnings of the first)."""
+    out = []
+    for per_case in zip(*rounds, strict=True):
+        row = dict(per_case[0])
+        for key in ("cpu", "wall", "cpu_min"):
+            row[key] = statistics.median(r[key] for r in per_case)
+        out.append(row)
+    return out
 
 
 def _pld_cold(dpa, sigma: float, rate: float, steps: int, delta: float, repeats: int) -> dict:
@@ -550,19 +579,19 @@ def _cold_grid(args: argparse.Namespace) -> int:
     _import_numeric()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     steps, delta = int(args.cold_steps), args.delta
-    cases = [[s, q, steps, delta] for s, q in COLD_GRID]
+    cases = [[s, q, steps, delta, m] for s, q in COLD_GRID for m in args.cold_methods]
     dpa, _ = _try_import("dp_accounting.pld")
     if dpa is not None:
         dpa = importlib.import_module("dp_accounting")
     print(f"Cold queries at m = {steps:.0e}, delta = {delta:g} (issue 13); machine: "
           f"{platform.platform()}, {os.cpu_count()} logical CPUs; numpy {np.__version__}, "
           f"dp-accounting {_dist_version('dp-accounting')}")
-    print(f"AEA: median of {args.cold_repeats} queries per case in one process, every "
-          "composition-dependent cache emptied before each; PLD: median of "
+    print(f"{', '.join(args.cold_methods)}: median of {args.cold_repeats} queries per case in "
+          "one process, every composition-dependent cache emptied before each; PLD: median of "
           f"{args.pld_repeats} end-to-end runs (construct + compose + get_epsilon, "
-          "value_discretization_interval 1e-4). CPU = CPU time (AEA: thread; PLD: process), "
+          "value_discretization_interval 1e-4). CPU = CPU time (ours: thread; PLD: process), "
           "robust to other jobs on a shared machine; wall = elapsed.")
-    _log("timing AEA (this tree) ...")
+    _log("timing cold queries (this tree) ...")
     after, after_fresh = _measure_tree(root, cases, args)
     before = before_fresh = None
     if args.baseline:
@@ -571,19 +600,31 @@ def _cold_grid(args: argparse.Namespace) -> int:
         subprocess.run(["git", "-C", root, "worktree", "add", "--detach", tree, args.baseline],
                        check=True, capture_output=True)
         try:
-            _log(f"timing AEA at {args.baseline} ...")
+            _log(f"timing cold queries at {args.baseline} ...")
             before, before_fresh = _measure_tree(tree, cases, args)
+            rounds_a, rounds_b = [after], [before]
+            for r in range(1, max(1, args.ab_rounds)):  # alternate: load drifts hit both trees
+                _log(f"A/B round {r + 1} of {args.ab_rounds} ...")
+                rounds_a.append(_cold_only(root, cases, args))
+                rounds_b.append(_cold_only(tree, cases, args))
+            after, before = _median_rounds(rounds_a), _median_rounds(rounds_b)
         finally:
             subprocess.run(["git", "-C", root, "worktree", "remove", "--force", tree],
                            check=False, capture_output=True)
+    if args.ab_rounds > 1 and args.baseline:
+        print(f"cold ms: median over {args.ab_rounds} alternating A/B rounds of the in-process "
+              "medians")
+    plds: dict[tuple[float, float], dict | None] = {}
     rows = []
-    for i, (sigma, rate, _, _) in enumerate(cases):
-        pld = None
-        if dpa is not None:
-            _log(f"timing PLD sigma={sigma} rate={rate} ...")
-            pld = _pld_cold(dpa, sigma, rate, steps, delta, args.pld_repeats)
+    for i, (sigma, rate, _, _, method) in enumerate(cases):
+        if (sigma, rate) not in plds:
+            plds[sigma, rate] = None
+            if dpa is not None:
+                _log(f"timing PLD sigma={sigma} rate={rate} ...")
+                plds[sigma, rate] = _pld_cold(dpa, sigma, rate, steps, delta, args.pld_repeats)
+        pld = plds[sigma, rate]
         a, b = after[i], (before[i] if before else None)
-        cells = [f"q={rate:g} sigma={sigma:g}", _fmt_eps(a["eps"]),
+        cells = [f"q={rate:g} sigma={sigma:g}", method, _fmt_eps(a["eps"]),
                  _fmt_eps(pld["eps"]) if pld else "-",
                  f"{_fmt_ms(pld['cpu'])} / {_fmt_ms(pld['wall'])}" if pld else "-"]
         if b:
@@ -600,16 +641,22 @@ def _cold_grid(args: argparse.Namespace) -> int:
                 ratio = (f"{_fmt_ratio(pld['cpu'], b['cpu'])} -> " + ratio)
             cells.append(ratio)
         rows.append(cells)
-    head = ["case", "eps AEA", "eps PLD", "PLD cold ms (CPU / wall)"]
+    head = ["case", "method", "eps", "eps PLD", "PLD cold ms (CPU / wall)"]
     if before:
-        head.append(f"AEA cold ms before ({args.baseline})")
-    head.append("AEA cold ms after")
+        head.append(f"cold ms before ({args.baseline})")
+    head.append("cold ms after")
     if after_fresh:
         if before_fresh:
             head.append("fresh-process before")
         head.append("fresh-process after")
-    head.append("PLD / AEA (CPU / wall)" + (" before -> after" if before else ""))
+    head.append("PLD / ours (CPU / wall)" + (" before -> after" if before else ""))
     print(_table(head, rows))
+    if args.floor:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from cold_floor import floor_report
+
+        print()
+        print(floor_report(plds))
     public, kernel = _delta_path()
     print(f"\npublic delta(comp, eps, method='aea') for 1e6 eps values: {1e3 * public:.1f} ms; "
           f"its kernel (q_only_delta per pair order): {1e3 * kernel:.1f} ms; ratio "

@@ -171,3 +171,53 @@ def test_cold_aea_query_needs_no_adaptive_quadrature(monkeypatch):
     comp = numeric.compose([(numeric.PoissonSubsampledGaussian(1.234567, 0.00987), 10**6)])
     res = numeric.epsilon(comp, 1e-5, method="aea")
     assert math.isfinite(res.epsilon) and res.epsilon > 0.0
+
+
+# ---------------------------------------------------------------- the cheaper cumulant rule (cold)
+
+
+def test_fast_logaddexp_matches_numpy():
+    """_logaddexp_const (the cumulant PLLR's log(e^a + e^b)) agrees with numpy's logaddexp to a
+    few ulps of the larger argument, over 14 decades and both signs of b - a."""
+    from numeric.mechanisms.subsampled_gaussian import _logaddexp_const
+
+    rng = np.random.default_rng(13)
+    for a in (math.log1p(-1e-3), 0.0, -3.2, math.log1p(-0.5), -745.0):
+        b = np.concatenate([rng.normal(size=4000) * s for s in (1e-6, 1e-2, 1.0, 30.0, 700.0)])
+        got = _logaddexp_const(a, b.copy())
+        ref = np.logaddexp(a, b)
+        scale = np.maximum(np.abs(a), np.abs(b)) + math.log(2.0)
+        assert np.all(np.abs(got - ref) <= 4.0 * np.finfo(float).eps * scale)
+
+
+def test_fast_pllr_matches_the_public_one():
+    """_pllr_fast (the cumulant rule's PLLR) is subsampled_gaussian_pllr up to a few ulps."""
+    from numeric.mechanisms.subsampled_gaussian import _pllr_fast, subsampled_gaussian_pllr
+
+    x = np.linspace(-40.0, 60.0, 5001)
+    for mu, rate in ((1.0, 1e-3), (1.25, 0.01), (20.0, 1e-6), (0.5, 0.5), (2.0, 0.9)):
+        got, ref = _pllr_fast(x, mu, rate), subsampled_gaussian_pllr(x, mu, rate)
+        # a few ulps of the arguments of log(e^a + e^b): |log(1 - p)| and |log p + u|
+        scale = np.abs(mu * x - 0.5 * mu * mu) + abs(math.log(rate)) + 1.0
+        assert np.all(np.abs(got - ref) <= 4.0 * np.finfo(float).eps * scale)
+        small = mu * x - 0.5 * mu * mu < 0.0  # the log1p branch is the same code: same bits
+        assert np.array_equal(got[small], ref[small])
+
+
+@pytest.mark.parametrize(("sigma", "rate", "order"), [
+    (0.8, 1e-3, 16), (1.0, 0.01, 8), (2.0, 1e-3, 6), (0.05, 1e-6, 8), (0.5, 0.5, 12),
+    (0.3, 0.1, 6),
+])
+def test_cumulant_rule_on_twenty_margin_matches_forty(monkeypatch, sigma, rate, order):
+    """The rule on [-20, mu + 20] (issue 13) gives the cumulants of the former [-40, mu + 40]
+    rule (the reference: the same integrand with twice the tail margin, where the Gaussian
+    weights underflow) to 1e-12 relative or 1e-14 in standardized units, up to order 16."""
+    from numeric.mechanisms import subsampled_gaussian as sg
+
+    mu = 1.0 / sigma
+    got = sg._quadrature_cumulants(mu, rate, order, 24)
+    monkeypatch.setattr(sg, "_RULE_TAIL", 40.0)
+    ref = sg._quadrature_cumulants(mu, rate, order, 24)
+    for g, r in zip(got, ref, strict=True):
+        unit = abs(r[1]) ** (np.arange(1, order + 1) / 2.0)
+        assert np.all(np.abs(g - r) <= 1e-12 * np.abs(r) + 1e-14 * unit), (g - r) / r
