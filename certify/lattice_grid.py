@@ -36,7 +36,7 @@ from numeric.mechanisms.base import DIRECTION_PQ
 
 from .budget import check_deadline, current_deadline, remaining
 from .engine import DEFAULT_PRECISION, Endpoint, workprec
-from .intpoly import ceil_div_pow2, floor_div_pow2, square_sparse_tail
+from .intpoly import ceil_div_pow2, floor_div_pow2
 from .lattice_steps import lattice_step
 from .search import bisect, expand
 from .steps import LatticeStep
@@ -339,9 +339,10 @@ def mul_cut_rescale(a: fmpz_poly, b: fmpz_poly, bits: int, up: bool
     the product owned here so that it is freed as soon as its kept part is copied (peak memory:
     at rate 0.001 the first squarings multiply single-step blocks of millions of coefficients,
     and the 2B-bit product and its copies dominated the process's peak, issue 16)."""
-    # a squaring (the same object twice) of a block with a long sparse band: the exact square
-    # by bands (intpoly.square_sparse_tail, equal to a * a bit for bit, 2.5-3x faster there)
-    return _cut_rescale([square_sparse_tail(a) if a is b else a * b], bits, up)
+    # (intpoly.square_sparse_tail, the exact square of a sparse single-step block by bands, is
+    # 2-3x faster than a * a on such a block alone but made whole queries 8-15% slower in
+    # paired runs, with 12-15% less peak memory: not used here; docs/lattice-speed.md)
+    return _cut_rescale([a * b], bits, up)
 
 
 def _cut_rescale(box: list, bits: int, up: bool) -> tuple[int, fmpz_poly, int, int]:
