@@ -83,7 +83,7 @@ from ..lattice import LatticePLD
 from ..lattice_grid import TRUNC_BITS, cut_points
 from ..lattice_measure import multiply_lattices
 from ..search import bisect, snap_down, snap_up
-from .law import BITS, LatticeLaw
+from .law import BITS, LatticeLaw, ceil_endpoint, floor_endpoint
 from .one_epoch import ASSUMPTIONS, DIRECTIONS, PREC, call_lower_law, one_epoch, put_lower_law
 
 __all__ = [
@@ -125,9 +125,7 @@ A_UPPER = ("upper end: a dominating lattice measure (H_mu >= H on [0, inf): size
 
 def _floor_log_index(x: arb, h: arb) -> int:
     """floor of the lower end of log(x)/h (moving an atom down is safe)."""
-    lo = endpoints(x.log() / h)[0]
-    v = Fraction(lo.man) * Fraction(2) ** lo.exp
-    return math.floor(v)
+    return floor_endpoint(endpoints(x.log() / h)[0])
 
 
 def _base(law: LatticeLaw, rounds: int, direction: str, h: float) -> tuple[int, list[int]]:
@@ -172,9 +170,7 @@ def _multiply(a: tuple[int, fmpz_poly], b: tuple[int, fmpz_poly]) -> tuple[int, 
 
 def _ceil_log_index(x: arb, h: arb) -> int:
     """ceil of the upper end of log(x)/h (moving an atom up is safe for the upper end)."""
-    hi = endpoints(x.log() / h)[1]
-    v = Fraction(hi.man) * Fraction(2) ** hi.exp
-    return math.ceil(v)
+    return ceil_endpoint(endpoints(x.log() / h)[1])
 
 
 def _upper_base(law: LatticeLaw, rounds: int, direction: str, h: float, c_max: Fraction
