@@ -87,7 +87,9 @@ from fractions import Fraction
 
 from flint import arb, fmpz, fmpz_poly
 
-from ..budget import check_deadline
+from numeric.errors import BudgetExceeded
+
+from ..budget import check_deadline, require
 from ..engine import endpoints, workprec
 from ..intpoly import ceil_div_pow2
 from ..special import normal_cdf
@@ -103,6 +105,7 @@ __all__ = [
     "contract_down",
     "floor_endpoint",
     "level_zero",
+    "require_product",
     "spread",
     "sum_laws",
 ]
@@ -111,6 +114,21 @@ PUT_UPPER, PUT_LOWER, CALL_LOWER = "put-upper", "put-lower", "call-lower"
 
 BITS = 104
 """Fixed-point bits B: masses are integers in units of 2^-B."""
+
+PRODUCT_MEMORY_MIB = 512.0
+"""Largest estimated transient memory of one FLINT product of lattice laws (MiB). The fuzz cap
+is 2 GiB of *address space* (RLIMIT_AS, counting FLINT's and numpy's transient buffers and the
+interpreter's ~0.5 GiB); a product above it is refused before it is allocated (issue 12)."""
+
+PRODUCT_BYTES = 600
+"""Bytes per output coefficient of a product of :func:`sum_laws` (measured ~310 B of FLINT
+transients for 104-bit masses, plus the Python int and fmpz lists of the coefficients;
+rounded up)."""
+
+PRODUCT_SECONDS = 1.0e-6
+"""Seconds per output coefficient of a product, with its rescaling and tail cut (measured
+1.7-2 us under load on the 2-core machine; rounded down: :func:`certify.budget.require` takes a
+low estimate)."""
 
 _TAU = 1 << 30  # outer tail mass deleted per product: at most 2^-74 at each end
 _LOC_BITS = 20  # sub-grid units of level-0 atom locations in the lower law
@@ -405,11 +423,29 @@ def _grid_exponent(e0: int, n: int) -> int:
     return e0 + (n.bit_length() - 1) // 2
 
 
+def require_product(length: int, bytes_per: int, what: str) -> None:
+    """Refuse a FLINT product of ``length`` output coefficients before it is allocated: over
+    :data:`PRODUCT_MEMORY_MIB` (estimated at ``bytes_per`` bytes a coefficient) always, and
+    when its estimated time exceeds the time left of a budget (:func:`certify.budget.require`).
+
+    Raises:
+        BudgetExceeded: naming ``what`` (the parameter that makes the product long).
+    """
+    mib = length * bytes_per / 2.0**20
+    if not (mib <= PRODUCT_MEMORY_MIB):
+        raise BudgetExceeded(f"{what}: a product of {length} lattice points needs about "
+                             f"{mib:.0f} MiB, over the memory budget of "
+                             f"{PRODUCT_MEMORY_MIB:.0f} MiB")
+    require(length * PRODUCT_SECONDS, f"{what} (a product of {length} lattice points)")
+
+
 def _product(a: LatticeLaw, b: LatticeLaw, limit: Fraction, e0: int) -> LatticeLaw:
     """The convolution a * b, rescaled, truncated (module docstring, "Sums") and re-gridded."""
     check_deadline("in the random-allocation convolutions")
     e = max(a.e, b.e)
     a, b = _regrid(a, e), _regrid(b, e)
+    require_product(len(a.masses) + len(b.masses), PRODUCT_BYTES,
+                    f"the random-allocation sum of {a.terms + b.terms} rounds")
     n = a.terms + b.terms
     if not a.masses or not b.masses:
         coeffs: list[int] = []

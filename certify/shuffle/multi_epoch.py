@@ -83,7 +83,7 @@ from ..lattice import LatticePLD
 from ..lattice_grid import TRUNC_BITS, cut_points
 from ..lattice_measure import multiply_lattices
 from ..search import bisect, snap_down, snap_up
-from .law import BITS, LatticeLaw, ceil_endpoint, floor_endpoint
+from .law import BITS, LatticeLaw, ceil_endpoint, floor_endpoint, require_product
 from .one_epoch import ASSUMPTIONS, DIRECTIONS, PREC, call_lower_law, one_epoch, put_lower_law
 
 __all__ = [
@@ -115,6 +115,10 @@ def default_h(sigma: float, rounds: int, epochs: int) -> float:
 
 _TAU = 1 << (BITS - TRUNC_BITS)  # per product, at most 2^-64 of mass moved or deleted at each end
 # (the upper end multiplies with certify.lattice_measure.multiply_lattices, whose cut is the same)
+_EPOCH_BYTES = 400
+"""Bytes per output coefficient of an epoch product (FLINT transients ~310 B for 104-bit
+masses, measured; rounded up)."""
+
 A_LOWER = ("lower end: a dominated lattice measure (H_mu <= H on [0, inf): size-biased "
            "call-lower law for P||Q, put-lower law for Q||P, atoms moved down onto h Z), "
            "composed with floor rounding; proof in certify.shuffle.multi_epoch")
@@ -137,6 +141,8 @@ def _base(law: LatticeLaw, rounds: int, direction: str, h: float) -> tuple[int, 
         for i, w in enumerate(law.masses):
             if not w:
                 continue
+            if i % 4096 == 0:
+                check_deadline("in the random-allocation epoch lattice")
             idx = law.offset + i
             if idx <= 0:  # x = 0: Q-mass 0 (P||Q) or L = +inf (Q||P): removed
                 continue
@@ -160,6 +166,8 @@ def _base(law: LatticeLaw, rounds: int, direction: str, h: float) -> tuple[int, 
 def _multiply(a: tuple[int, fmpz_poly], b: tuple[int, fmpz_poly]) -> tuple[int, fmpz_poly]:
     """Product rescaled with floor; outer tails of mass <= tau deleted (both only lower it)."""
     check_deadline("in the random-allocation lower lattice")
+    require_product(a[1].length() + b[1].length(), _EPOCH_BYTES,
+                    "the random-allocation epochs (lower lattice)")
     prod = floor_div_pow2(a[1] * b[1], BITS)
     low, top = cut_points(prod, _TAU)
     kept = prod.truncate(top + 1)
@@ -187,6 +195,8 @@ def _upper_base(law: LatticeLaw, rounds: int, direction: str, h: float, c_max: F
         for i, w in enumerate(law.masses):
             if not w:
                 continue
+            if i % 4096 == 0:
+                check_deadline("in the random-allocation epoch lattice")
             idx = law.offset + i
             if idx <= 0:
                 if direction == "Q||P":
@@ -214,6 +224,14 @@ def _upper_base(law: LatticeLaw, rounds: int, direction: str, h: float, c_max: F
         return 0, [], inf
     lo, hi = min(out), max(out)
     return lo, [out.get(k, 0) for k in range(lo, hi + 1)], inf
+
+
+def _multiply_upper(a: LatticePLD, b: LatticePLD) -> LatticePLD:
+    """:func:`certify.lattice_measure.multiply_lattices`, refused before allocating when too
+    long (:func:`certify.shuffle.law.require_product`)."""
+    require_product(a.coeffs.length() + b.coeffs.length(), _EPOCH_BYTES,
+                    "the random-allocation epochs (upper lattice)")
+    return multiply_lattices(a, b)
 
 
 def _check_direction_and_epochs(direction: str, epochs: int) -> None:
@@ -253,7 +271,7 @@ def _upper_cached(sigma, rounds: int, epochs: int, direction: str, h: float) -> 
     ep = one_epoch(sigma, rounds)
     off, masses, inf = _upper_base(ep.upper.law, rounds, direction, h, ep.c_max)
     base = LatticePLD(h, BITS, off, fmpz_poly(masses), inf, 1, direction, len(masses))
-    return _power(base, epochs, multiply_lattices)
+    return _power(base, epochs, _multiply_upper)
 
 
 def epsilon_upper(sigma, rounds: int, epochs: int, delta: arb, h: float | None = None
