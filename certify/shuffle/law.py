@@ -445,7 +445,8 @@ def _product(a: LatticeLaw, b: LatticeLaw, limit: Fraction, e0: int) -> LatticeL
     e = max(a.e, b.e)
     a, b = _regrid(a, e), _regrid(b, e)
     require_product(len(a.masses) + len(b.masses), PRODUCT_BYTES,
-                    f"the random-allocation sum of {a.terms + b.terms} rounds")
+                    f"shuffle: the one-epoch law of the sum of {a.terms + b.terms} rounds (a large "
+                    "rounds and sigma make it long)")
     n = a.terms + b.terms
     if not a.masses or not b.masses:
         coeffs: list[int] = []

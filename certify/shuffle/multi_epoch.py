@@ -163,11 +163,12 @@ def _base(law: LatticeLaw, rounds: int, direction: str, h: float) -> tuple[int, 
     return lo, [out.get(k, 0) for k in range(lo, hi + 1)]
 
 
-def _multiply(a: tuple[int, fmpz_poly], b: tuple[int, fmpz_poly]) -> tuple[int, fmpz_poly]:
+def _multiply(a: tuple[int, fmpz_poly], b: tuple[int, fmpz_poly],
+              what: str = "the random-allocation epochs (lower lattice)"
+              ) -> tuple[int, fmpz_poly]:
     """Product rescaled with floor; outer tails of mass <= tau deleted (both only lower it)."""
     check_deadline("in the random-allocation lower lattice")
-    require_product(a[1].length() + b[1].length(), _EPOCH_BYTES,
-                    "the random-allocation epochs (lower lattice)")
+    require_product(a[1].length() + b[1].length(), _EPOCH_BYTES, what)
     prod = floor_div_pow2(a[1] * b[1], BITS)
     low, top = cut_points(prod, _TAU)
     kept = prod.truncate(top + 1)
@@ -226,12 +227,18 @@ def _upper_base(law: LatticeLaw, rounds: int, direction: str, h: float, c_max: F
     return lo, [out.get(k, 0) for k in range(lo, hi + 1)], inf
 
 
-def _multiply_upper(a: LatticePLD, b: LatticePLD) -> LatticePLD:
+def _multiply_upper(a: LatticePLD, b: LatticePLD,
+                    what: str = "the random-allocation epochs (upper lattice)") -> LatticePLD:
     """:func:`certify.lattice_measure.multiply_lattices`, refused before allocating when too
     long (:func:`certify.shuffle.law.require_product`)."""
-    require_product(a.coeffs.length() + b.coeffs.length(), _EPOCH_BYTES,
-                    "the random-allocation epochs (upper lattice)")
+    require_product(a.coeffs.length() + b.coeffs.length(), _EPOCH_BYTES, what)
     return multiply_lattices(a, b)
+
+
+def _what(end: str, sigma, rounds: int, epochs: int, h: float) -> str:
+    """The budget messages' naming of the expensive inputs."""
+    return (f"shuffle {end} end: the lattice of epochs={epochs} epochs (sigma={float(sigma):g}, "
+            f"rounds={rounds}, spacing h={h:g}; many epochs and a fine h make it long)")
 
 
 def _check_direction_and_epochs(direction: str, epochs: int) -> None:
@@ -266,12 +273,13 @@ def upper_pld(sigma: float | Fraction, rounds: int, epochs: int, direction: str,
                          default_h(sigma, rounds, epochs) if h is None else h)
 
 
-@lru_cache(maxsize=16)
+@lru_cache(maxsize=4)
 def _upper_cached(sigma, rounds: int, epochs: int, direction: str, h: float) -> LatticePLD:
     ep = one_epoch(sigma, rounds)
     off, masses, inf = _upper_base(ep.upper.law, rounds, direction, h, ep.c_max)
     base = LatticePLD(h, BITS, off, fmpz_poly(masses), inf, 1, direction, len(masses))
-    return _power(base, epochs, _multiply_upper)
+    what = _what("upper", sigma, rounds, epochs, h)
+    return _power(base, epochs, lambda a, b: _multiply_upper(a, b, what))
 
 
 def epsilon_upper(sigma, rounds: int, epochs: int, delta: arb, h: float | None = None
@@ -321,13 +329,14 @@ def lower_pld(sigma: float | Fraction, rounds: int, epochs: int, direction: str,
                          default_h(sigma, rounds, epochs) if h is None else h)
 
 
-@lru_cache(maxsize=16)
+@lru_cache(maxsize=4)
 def _lower_cached(sigma, rounds: int, epochs: int, direction: str, h: float) -> LatticePLD:
     law = call_lower_law(sigma, rounds)[0] if direction == "P||Q" else put_lower_law(sigma,
                                                                                      rounds)
     off, masses = _base(law, rounds, direction, h)
     base = (off, fmpz_poly(masses))
-    acc = _power(base, epochs, _multiply)
+    what = _what("lower", sigma, rounds, epochs, h)
+    acc = _power(base, epochs, lambda a, b: _multiply(a, b, what))
     return LatticePLD(h, BITS, acc[0], acc[1], 0, epochs, direction, len(masses))
 
 

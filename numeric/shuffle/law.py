@@ -330,7 +330,7 @@ def law_nodes(sigma: float, rounds: int, spread: float) -> int:
     return (len(edges) - 1) * (_OUT_NODES + _OUT_CHECK)
 
 
-@lru_cache(maxsize=16)
+@lru_cache(maxsize=4)
 def _cached_law(sigma: float, m: int, spread: float) -> OneEpochLaw:
     cutoff, tail, edges = _cached_edges(sigma, m, spread)
     w, wt = _rule(edges, _OUT_NODES)
