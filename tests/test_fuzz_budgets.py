@@ -121,7 +121,7 @@ def test_shuffle_epoch_product_refused_before_allocating():
     t0 = time.perf_counter()
     with pytest.raises(BudgetExceeded, match=r"epochs=165675113907936 .* MiB"):
         certified_delta(comp, 0.5384914452620609)
-    assert time.perf_counter() - t0 < 5.0
+    assert time.perf_counter() - t0 < 10.0  # ~3 s under load; was a FLINT abort
 
 
 @pytest.mark.slow
