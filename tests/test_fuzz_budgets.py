@@ -186,3 +186,18 @@ def test_auto_on_replay_1_keeps_a_short_budget():
     assert wall < 1.0 * 1.5 + 1.5, out
     if isinstance(out["out"], list):
         assert 0.0 <= out["out"][0] <= 1.0
+
+
+def test_saturated_upper_lattice_answers_fast():
+    """Replay 47 (certified ran past 60 s: the +inf mass of the upper lattice grew to millions
+    of bits over 1.8e14 epochs): once the +inf mass reaches 1 the upper end is 1 (vacuous but
+    valid: delta <= 1), answered in seconds; the lower end stays in [0, 1]."""
+    pytest.importorskip("flint")
+    from certify.shuffle.multi_epoch import delta_bound
+
+    t0 = time.perf_counter()
+    b = delta_bound(0.08448260149438207, 108971, 175730201803223, 0.004527233926213555,
+                    "P||Q")
+    assert time.perf_counter() - t0 < 10.0
+    assert b.upper_mpf == 1
+    assert 0 <= b.lower_mpf <= 1

@@ -67,7 +67,7 @@ __all__ = [
 MAX_OUTER_NODES = 120_000
 """Budget: outer quadrature nodes (small M with heavy lognormal tails need the most)."""
 
-MAX_CUMULANT_SECONDS = 10.0
+MAX_CUMULANT_SECONDS = 15.0
 """Budget of :func:`pllr_cumulants` (seconds, by :func:`cumulant_cost` on an idle core): above
 it the cumulants are refused (NotApplicable) before any node is evaluated, so no method that
 needs them (``aea``, ``aea-ea``, ``gdp``, ...) runs for minutes (issue 12: 25-50 s per call at
