@@ -87,7 +87,9 @@ from fractions import Fraction
 
 from flint import arb, fmpz, fmpz_poly
 
-from ..budget import check_deadline
+from numeric.errors import BudgetExceeded
+
+from ..budget import check_deadline, require
 from ..engine import endpoints, workprec
 from ..intpoly import ceil_div_pow2
 from ..special import normal_cdf
@@ -98,9 +100,12 @@ __all__ = [
     "PUT_LOWER",
     "PUT_UPPER",
     "LatticeLaw",
+    "ceil_endpoint",
     "contract",
     "contract_down",
+    "floor_endpoint",
     "level_zero",
+    "require_product",
     "spread",
     "sum_laws",
 ]
@@ -109,6 +114,21 @@ PUT_UPPER, PUT_LOWER, CALL_LOWER = "put-upper", "put-lower", "call-lower"
 
 BITS = 104
 """Fixed-point bits B: masses are integers in units of 2^-B."""
+
+PRODUCT_MEMORY_MIB = 512.0
+"""Largest estimated transient memory of one FLINT product of lattice laws (MiB). The fuzz cap
+is 2 GiB of *address space* (RLIMIT_AS, counting FLINT's and numpy's transient buffers and the
+interpreter's ~0.5 GiB); a product above it is refused before it is allocated (issue 12)."""
+
+PRODUCT_BYTES = 600
+"""Bytes per output coefficient of a product of :func:`sum_laws` (measured ~310 B of FLINT
+transients for 104-bit masses, plus the Python int and fmpz lists of the coefficients;
+rounded up)."""
+
+PRODUCT_SECONDS = 1.0e-6
+"""Seconds per output coefficient of a product, with its rescaling and tail cut (measured
+1.7-2 us under load on the 2-core machine; rounded down: :func:`certify.budget.require` takes a
+low estimate)."""
 
 _TAU = 1 << 30  # outer tail mass deleted per product: at most 2^-74 at each end
 _LOC_BITS = 20  # sub-grid units of level-0 atom locations in the lower law
@@ -209,6 +229,8 @@ def level_zero(sigma: arb, e0: int, n1: int, cap: int, prec: int
         n = len(knots)
         up = [0] * (cap + 1)
         for i in range(n):
+            if i % 512 == 0:
+                check_deadline("in the random-allocation level-0 law")
             if i == 0:
                 m = jv[1] / t[1]
             elif i == n - 1:
@@ -217,27 +239,29 @@ def level_zero(sigma: arb, e0: int, n1: int, cap: int, prec: int
                 m = ((jv[i + 1] - jv[i]) / (t[i + 1] - t[i])
                      - (jv[i] - jv[i - 1]) / (t[i] - t[i - 1]))
             hi = endpoints(m * scale)[1]
-            up[knots[i]] = max(0, _ceil_end(hi))
+            up[knots[i]] = max(0, ceil_endpoint(hi))
         atoms_up: list[tuple[int, int]] = []  # put-lower: locations rounded up
         atoms_dn: list[tuple[int, int]] = []  # call-lower: locations rounded down
         unit = arb(2) ** (e0 - _LOC_BITS)
         for i in range(n - 1):
+            if i % 512 == 0:
+                check_deadline("in the random-allocation level-0 law")
             p = a_vals[i + 1] - a_vals[i]
-            w = _floor_end(endpoints(p * scale)[0])
+            w = floor_endpoint(endpoints(p * scale)[0])
             if w <= 0:
                 continue
             mu = b_vals[i + 1] - b_vals[i]
             loc = mu / p / unit
             left, right = knots[i] << _LOC_BITS, knots[i + 1] << _LOC_BITS
             if loc.is_finite():
-                x_up = _ceil_end(endpoints(loc)[1])
-                x_dn = _floor_end(endpoints(loc)[0])
+                x_up = ceil_endpoint(endpoints(loc)[1])
+                x_dn = floor_endpoint(endpoints(loc)[0])
             else:
                 x_up, x_dn = right, left
             atoms_up.append((min(max(x_up, left), right), w))
             atoms_dn.append((max(min(x_dn, right), left), w))
         # call-lower: Y > C merged into its conditional mean (>= C) and moved down to C
-        w_tail = _floor_end(endpoints((1 - a_vals[-1]) * scale)[0])
+        w_tail = floor_endpoint(endpoints((1 - a_vals[-1]) * scale)[0])
         if w_tail > 0:
             atoms_dn.append((knots[-1] << _LOC_BITS, w_tail))
     lo_off, lo_masses = contract(atoms_up, 1 << _LOC_BITS)
@@ -247,15 +271,26 @@ def level_zero(sigma: arb, e0: int, n1: int, cap: int, prec: int
             LatticeLaw(e0, dn_off, tuple(dn_masses), 0, CALL_LOWER, 1))
 
 
-def _ceil_end(e) -> int:
-    """Ceiling of an exact (Endpoint) dyadic number."""
-    v = Fraction(e.man) * Fraction(2) ** e.exp
-    return math.ceil(v)
+def ceil_endpoint(e) -> int:
+    r"""Ceiling of an exact (Endpoint) dyadic number :math:`m 2^x`.
+
+    Exact integer arithmetic: for x >= 0 the value is the integer :math:`m 2^x`; for x < 0,
+    :math:`\lceil m 2^{x} \rceil = -\lfloor -m / 2^{-x} \rfloor` and Python's ``>>`` on ints is
+    floor division by a power of two (also for negative m). Same value as the Fraction form it
+    replaces, without building :math:`2^{-x}` as a Fraction (which cost ~1 ms per call).
+    """
+    man, exp = int(e.man), int(e.exp)
+    if exp >= 0:
+        return man << exp
+    return -((-man) >> -exp)
 
 
-def _floor_end(e) -> int:
-    v = Fraction(e.man) * Fraction(2) ** e.exp
-    return math.floor(v)
+def floor_endpoint(e) -> int:
+    """Floor of an exact (Endpoint) dyadic number (``>>`` is floor division by 2^-x)."""
+    man, exp = int(e.man), int(e.exp)
+    if exp >= 0:
+        return man << exp
+    return man >> -exp
 
 
 def contract(atoms: list[tuple[int, int]], r: int) -> tuple[int, list[int]]:
@@ -388,11 +423,30 @@ def _grid_exponent(e0: int, n: int) -> int:
     return e0 + (n.bit_length() - 1) // 2
 
 
+def require_product(length: int, bytes_per: int, what: str) -> None:
+    """Refuse a FLINT product of ``length`` output coefficients before it is allocated: over
+    :data:`PRODUCT_MEMORY_MIB` (estimated at ``bytes_per`` bytes a coefficient) always, and
+    when its estimated time exceeds the time left of a budget (:func:`certify.budget.require`).
+
+    Raises:
+        BudgetExceeded: naming ``what`` (the parameter that makes the product long).
+    """
+    mib = length * bytes_per / 2.0**20
+    if not (mib <= PRODUCT_MEMORY_MIB):
+        raise BudgetExceeded(f"{what}: a product of {length} lattice points needs about "
+                             f"{mib:.0f} MiB, over the memory budget of "
+                             f"{PRODUCT_MEMORY_MIB:.0f} MiB")
+    require(length * PRODUCT_SECONDS, f"{what} (a product of {length} lattice points)")
+
+
 def _product(a: LatticeLaw, b: LatticeLaw, limit: Fraction, e0: int) -> LatticeLaw:
     """The convolution a * b, rescaled, truncated (module docstring, "Sums") and re-gridded."""
     check_deadline("in the random-allocation convolutions")
     e = max(a.e, b.e)
     a, b = _regrid(a, e), _regrid(b, e)
+    require_product(len(a.masses) + len(b.masses), PRODUCT_BYTES,
+                    f"shuffle: the one-epoch law of the sum of {a.terms + b.terms} rounds (a large "
+                    "rounds and sigma make it long)")
     n = a.terms + b.terms
     if not a.masses or not b.masses:
         coeffs: list[int] = []

@@ -83,7 +83,7 @@ from ..lattice import LatticePLD
 from ..lattice_grid import TRUNC_BITS, cut_points
 from ..lattice_measure import multiply_lattices
 from ..search import bisect, snap_down, snap_up
-from .law import BITS, LatticeLaw
+from .law import BITS, LatticeLaw, ceil_endpoint, floor_endpoint, require_product
 from .one_epoch import ASSUMPTIONS, DIRECTIONS, PREC, call_lower_law, one_epoch, put_lower_law
 
 __all__ = [
@@ -115,6 +115,10 @@ def default_h(sigma: float, rounds: int, epochs: int) -> float:
 
 _TAU = 1 << (BITS - TRUNC_BITS)  # per product, at most 2^-64 of mass moved or deleted at each end
 # (the upper end multiplies with certify.lattice_measure.multiply_lattices, whose cut is the same)
+_EPOCH_BYTES = 400
+"""Bytes per output coefficient of an epoch product (FLINT transients ~310 B for 104-bit
+masses, measured; rounded up)."""
+
 A_LOWER = ("lower end: a dominated lattice measure (H_mu <= H on [0, inf): size-biased "
            "call-lower law for P||Q, put-lower law for Q||P, atoms moved down onto h Z), "
            "composed with floor rounding; proof in certify.shuffle.multi_epoch")
@@ -125,9 +129,7 @@ A_UPPER = ("upper end: a dominating lattice measure (H_mu >= H on [0, inf): size
 
 def _floor_log_index(x: arb, h: arb) -> int:
     """floor of the lower end of log(x)/h (moving an atom down is safe)."""
-    lo = endpoints(x.log() / h)[0]
-    v = Fraction(lo.man) * Fraction(2) ** lo.exp
-    return math.floor(v)
+    return floor_endpoint(endpoints(x.log() / h)[0])
 
 
 def _base(law: LatticeLaw, rounds: int, direction: str, h: float) -> tuple[int, list[int]]:
@@ -139,6 +141,8 @@ def _base(law: LatticeLaw, rounds: int, direction: str, h: float) -> tuple[int, 
         for i, w in enumerate(law.masses):
             if not w:
                 continue
+            if i % 4096 == 0:
+                check_deadline("in the random-allocation epoch lattice")
             idx = law.offset + i
             if idx <= 0:  # x = 0: Q-mass 0 (P||Q) or L = +inf (Q||P): removed
                 continue
@@ -159,9 +163,12 @@ def _base(law: LatticeLaw, rounds: int, direction: str, h: float) -> tuple[int, 
     return lo, [out.get(k, 0) for k in range(lo, hi + 1)]
 
 
-def _multiply(a: tuple[int, fmpz_poly], b: tuple[int, fmpz_poly]) -> tuple[int, fmpz_poly]:
+def _multiply(a: tuple[int, fmpz_poly], b: tuple[int, fmpz_poly],
+              what: str = "the random-allocation epochs (lower lattice)"
+              ) -> tuple[int, fmpz_poly]:
     """Product rescaled with floor; outer tails of mass <= tau deleted (both only lower it)."""
     check_deadline("in the random-allocation lower lattice")
+    require_product(a[1].length() + b[1].length(), _EPOCH_BYTES, what)
     prod = floor_div_pow2(a[1] * b[1], BITS)
     low, top = cut_points(prod, _TAU)
     kept = prod.truncate(top + 1)
@@ -172,9 +179,7 @@ def _multiply(a: tuple[int, fmpz_poly], b: tuple[int, fmpz_poly]) -> tuple[int, 
 
 def _ceil_log_index(x: arb, h: arb) -> int:
     """ceil of the upper end of log(x)/h (moving an atom up is safe for the upper end)."""
-    hi = endpoints(x.log() / h)[1]
-    v = Fraction(hi.man) * Fraction(2) ** hi.exp
-    return math.ceil(v)
+    return ceil_endpoint(endpoints(x.log() / h)[1])
 
 
 def _upper_base(law: LatticeLaw, rounds: int, direction: str, h: float, c_max: Fraction
@@ -191,6 +196,8 @@ def _upper_base(law: LatticeLaw, rounds: int, direction: str, h: float, c_max: F
         for i, w in enumerate(law.masses):
             if not w:
                 continue
+            if i % 4096 == 0:
+                check_deadline("in the random-allocation epoch lattice")
             idx = law.offset + i
             if idx <= 0:
                 if direction == "Q||P":
@@ -218,6 +225,32 @@ def _upper_base(law: LatticeLaw, rounds: int, direction: str, h: float, c_max: F
         return 0, [], inf
     lo, hi = min(out), max(out)
     return lo, [out.get(k, 0) for k in range(lo, hi + 1)], inf
+
+
+def _multiply_upper(a: LatticePLD, b: LatticePLD,
+                    what: str = "the random-allocation epochs (upper lattice)") -> LatticePLD:
+    r""":func:`certify.lattice_measure.multiply_lattices`, refused before allocating when too
+    long (:func:`certify.shuffle.law.require_product`).
+
+    **Saturation.** Once a factor's mass at +inf reaches :math:`2^B` (mass 1), the product is
+    the measure of unit mass at +inf alone (H = 1). Proof that it still dominates: every
+    hockey-stick divergence is at most 1, so H = 1 >= H of the composed pair at every eps; and
+    the exact product it replaces would also have H >= 1 (its +inf mass is at least
+    :math:`a_\infty |b| \ge 1`, the upper measures having total mass >= 1), so no answer is
+    lost. Without it the +inf mass, rounded up at each product, grew to millions of bits over
+    E ~ 1e14 epochs (issue 12: 2 s a product, 60 s in all at sigma 0.084)."""
+    one = 1 << a.bits
+    if a.inf >= one or b.inf >= one:
+        return LatticePLD(a.h, a.bits, 0, fmpz_poly([]), one, a.count + b.count, a.direction,
+                          max(a.points, b.points), a.products + b.products + 1)
+    require_product(a.coeffs.length() + b.coeffs.length(), _EPOCH_BYTES, what)
+    return multiply_lattices(a, b)
+
+
+def _what(end: str, sigma, rounds: int, epochs: int, h: float) -> str:
+    """The budget messages' naming of the expensive inputs."""
+    return (f"shuffle {end} end: the lattice of epochs={epochs} epochs (sigma={float(sigma):g}, "
+            f"rounds={rounds}, spacing h={h:g}; many epochs and a fine h make it long)")
 
 
 def _check_direction_and_epochs(direction: str, epochs: int) -> None:
@@ -252,12 +285,13 @@ def upper_pld(sigma: float | Fraction, rounds: int, epochs: int, direction: str,
                          default_h(sigma, rounds, epochs) if h is None else h)
 
 
-@lru_cache(maxsize=16)
+@lru_cache(maxsize=4)
 def _upper_cached(sigma, rounds: int, epochs: int, direction: str, h: float) -> LatticePLD:
     ep = one_epoch(sigma, rounds)
     off, masses, inf = _upper_base(ep.upper.law, rounds, direction, h, ep.c_max)
     base = LatticePLD(h, BITS, off, fmpz_poly(masses), inf, 1, direction, len(masses))
-    return _power(base, epochs, multiply_lattices)
+    what = _what("upper", sigma, rounds, epochs, h)
+    return _power(base, epochs, lambda a, b: _multiply_upper(a, b, what))
 
 
 def epsilon_upper(sigma, rounds: int, epochs: int, delta: arb, h: float | None = None
@@ -307,13 +341,14 @@ def lower_pld(sigma: float | Fraction, rounds: int, epochs: int, direction: str,
                          default_h(sigma, rounds, epochs) if h is None else h)
 
 
-@lru_cache(maxsize=16)
+@lru_cache(maxsize=4)
 def _lower_cached(sigma, rounds: int, epochs: int, direction: str, h: float) -> LatticePLD:
     law = call_lower_law(sigma, rounds)[0] if direction == "P||Q" else put_lower_law(sigma,
                                                                                      rounds)
     off, masses = _base(law, rounds, direction, h)
     base = (off, fmpz_poly(masses))
-    acc = _power(base, epochs, _multiply)
+    what = _what("lower", sigma, rounds, epochs, h)
+    acc = _power(base, epochs, lambda a, b: _multiply(a, b, what))
     return LatticePLD(h, BITS, acc[0], acc[1], 0, epochs, direction, len(masses))
 
 

@@ -226,7 +226,7 @@ def _check(sigma, rounds) -> None:
         raise ValueError(f"rounds must be an integer >= 1, got {rounds!r}")
 
 
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=4)
 def level_zero_laws(sigma: float | Fraction, rounds: int):
     """(e0, M c_max, (put-upper, put-lower, call-lower level-0 laws)) for (sigma, M) (cached)."""
     e0, n1, cap, limit = _params(float(sigma), rounds)
@@ -234,7 +234,7 @@ def level_zero_laws(sigma: float | Fraction, rounds: int):
     return e0, limit, level_zero(s, e0, n1, cap, PREC)
 
 
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=4)
 def call_lower_law(sigma: float | Fraction, rounds: int) -> tuple[LatticeLaw, Fraction]:
     r"""The call-lower law of S (:mod:`certify.shuffle.law`) and its range limit
     :math:`M c_{\max}`: :math:`\int g\,dD' \le E\,g(S)` for convex non-decreasing g >= 0.
@@ -247,7 +247,7 @@ def call_lower_law(sigma: float | Fraction, rounds: int) -> tuple[LatticeLaw, Fr
     return sum_laws(laws[2], rounds, limit, e0), limit
 
 
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=4)
 def put_lower_law(sigma: float | Fraction, rounds: int) -> LatticeLaw:
     """The put-lower law of S (:mod:`certify.shuffle.law`).
 
@@ -257,7 +257,7 @@ def put_lower_law(sigma: float | Fraction, rounds: int) -> LatticeLaw:
     return one_epoch(sigma, rounds).lower.law
 
 
-@lru_cache(maxsize=32)
+@lru_cache(maxsize=4)
 def one_epoch(sigma: float | Fraction, rounds: int) -> OneEpoch:
     """The certified one-epoch profile of random allocation (cached).
 

@@ -52,9 +52,10 @@ import numpy as np
 from scipy.special import ndtri
 
 from .._validation import as_float_array, check_count, check_positive
-from ..errors import BudgetExceeded, NotApplicable
+from ..errors import BudgetExceeded, NotApplicable, require_time
 
 __all__ = [
+    "MAX_CUMULANT_SECONDS",
     "MAX_OUTER_NODES",
     "OneEpochLaw",
     "kappa_range",
@@ -65,6 +66,21 @@ __all__ = [
 
 MAX_OUTER_NODES = 120_000
 """Budget: outer quadrature nodes (small M with heavy lognormal tails need the most)."""
+
+MAX_CUMULANT_SECONDS = 15.0
+"""Budget of :func:`pllr_cumulants` (seconds, by :func:`cumulant_cost` on an idle core): above
+it the cumulants are refused (NotApplicable) before any node is evaluated, so no method that
+needs them (``aea``, ``aea-ea``, ``gdp``, ...) runs for minutes (issue 12: 25-50 s per call at
+sigma 0.7, 511 rounds)."""
+
+# Cost model (seconds per unit, measured on the 2-core fuzz machine: idle rates ~1.1e-7 s per
+# psi node x inner node and ~3e-8 s per (kappa, node) density term; rounded *down* so that
+# ``require_time`` only refuses steps that could not finish, and the absolute cap above only
+# refuses calls that take longer than MAX_CUMULANT_SECONDS).
+_COST_PSI = 0.8e-7
+_COST_DENSITY = 2.5e-8
+_ELL_PANELS = 400
+_ELL_NODES = 24
 
 _XI_LO = -13.0
 _XI_PANEL = 0.75
@@ -293,9 +309,26 @@ def _rule(edges: np.ndarray, nodes: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @lru_cache(maxsize=16)
-def _cached_law(sigma: float, m: int, spread: float) -> OneEpochLaw:
+def _cached_edges(sigma: float, m: int, spread: float) -> tuple[float, float, np.ndarray]:
+    """(W, |psi(W)|^M, panel edges): the cheap part of the rule (~800 psi evaluations)."""
     cutoff, tail = _cutoff(sigma, m)
-    edges = _panels(sigma, m, spread, cutoff)
+    return cutoff, tail, _panels(sigma, m, spread, cutoff)
+
+
+def law_nodes(sigma: float, rounds: int, spread: float) -> int:
+    """Outer nodes of both rules of :func:`one_epoch_law` (cost planning; cheap, cached).
+
+    Raises:
+        BudgetExceeded: as :func:`one_epoch_law`.
+    """
+    sigma, rounds, spread = _checked(sigma, rounds, spread)
+    edges = _cached_edges(sigma, rounds, spread)[2]
+    return (len(edges) - 1) * (_OUT_NODES + _OUT_CHECK)
+
+
+@lru_cache(maxsize=4)
+def _cached_law(sigma: float, m: int, spread: float) -> OneEpochLaw:
+    cutoff, tail, edges = _cached_edges(sigma, m, spread)
     w, wt = _rule(edges, _OUT_NODES)
     w2, wt2 = _rule(edges, _OUT_CHECK)
     lam = m * _log1p_complex(psi_minus_one(sigma, w))
@@ -318,6 +351,11 @@ def one_epoch_law(sigma: float, rounds: int, spread: float = 0.0) -> OneEpochLaw
     Raises:
         ValueError: for bad input. BudgetExceeded: when the rule would exceed its node budget.
     """
+    return _cached_law(*_checked(sigma, rounds, spread))
+
+
+def _checked(sigma: float, rounds: int, spread: float) -> tuple[float, int, float]:
+    """Validated (sigma, rounds, spread) of :func:`one_epoch_law`, spread rounded up."""
     sigma = check_positive("sigma", sigma)
     rounds = check_count("rounds", rounds, maximum=10**9)
     if not (sigma >= 0.05):
@@ -329,7 +367,7 @@ def one_epoch_law(sigma: float, rounds: int, spread: float = 0.0) -> OneEpochLaw
         raise ValueError(f"spread must be finite and >= 0, got {spread!r}")
     if spread > 0.0:  # share rules: round spread up to 2^(k/4)
         spread = 2.0 ** (math.ceil(4.0 * math.log2(spread)) / 4.0)
-    return _cached_law(float(sigma), int(rounds), float(spread))
+    return float(sigma), int(rounds), float(spread)
 
 
 def kappa_range(sigma: float, rounds: int, tail: float) -> tuple[float, float]:
@@ -347,26 +385,48 @@ def kappa_range(sigma: float, rounds: int, tail: float) -> tuple[float, float]:
     return lo, hi
 
 
-def pllr_cumulants(sigma: float, rounds: int, order: int):
-    r"""Cumulants of L = log(S/M) under P and under Q (dQ = (S/M) dP), for the mechanism.
+def cumulant_cost(sigma: float, rounds: int) -> float:
+    r"""Estimated seconds of :func:`pllr_cumulants` for (sigma, M) on an idle core (0 when its
+    density weights are cached): psi at both outer rules (nodes x inner nodes) plus the density
+    at the 400 x 24 points in ell (points x main-rule nodes). Evaluates only the cheap cutoff
+    and panel placement (cached).
 
-    Moments by a composite Gauss-Legendre rule in ell = log(S/M) against the density of L,
-    :math:`f_L(\ell) = e^\ell f_{S/M}(e^\ell)` (Fourier inversion above), on the range where
-    P(L < ell_lo) and Q(L > ell_hi) are below ~1e-11 (found from the CDF); then
-    :func:`numeric.moments.cumulants_from_weights`. Raises NotApplicable when the Fourier rule
-    exceeds its budget or the density mass departs from 1 by more than 1e-8.
+    Raises:
+        BudgetExceeded: when the Fourier rule exceeds its node budget.
     """
-    from ..mechanisms.base import PLLRCumulants
-    from ..moments import cumulants_from_weights
+    if (float(sigma), int(rounds)) in _WEIGHTS:
+        return 0.0
+    klo, khi = kappa_range(sigma, rounds, 1e-11)
+    spread = max(khi - 1.0, 1.0 - klo)
+    nodes = law_nodes(sigma, rounds, spread)
+    inner = _inner_rule(1.0 / float(sigma))[0].size
+    main = nodes * _OUT_NODES // (_OUT_NODES + _OUT_CHECK)
+    return (nodes * inner * _COST_PSI
+            + _ELL_PANELS * _ELL_NODES * main * _COST_DENSITY)
+
+
+_WEIGHTS: dict[tuple[float, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+_WEIGHTS_MAX = 16
+
+
+def _density_weights(sigma: float, rounds: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""(ell, P weights, Q weights) of the moment rule of :func:`pllr_cumulants` (cached, so
+    the cumulants of another order reuse them: the numbers are those of a fresh computation).
+
+    Raises:
+        NotApplicable: when the Fourier rule exceeds its budget or the mass is not 1.
+    """
+    key = (float(sigma), int(rounds))
+    if key in _WEIGHTS:
+        return _WEIGHTS[key]
     try:
         klo, khi = kappa_range(sigma, rounds, 1e-11)
         law = one_epoch_law(sigma, rounds, max(khi - 1.0, 1.0 - klo))
         lo, hi = math.log(klo), math.log(khi)
     except BudgetExceeded as exc:
         raise NotApplicable(f"random-allocation cumulants: {exc}") from None
-    t, wt = _leg(24)
-    panels = 400
-    edges = np.linspace(lo, hi, panels + 1)
+    t, wt = _leg(_ELL_NODES)
+    edges = np.linspace(lo, hi, _ELL_PANELS + 1)
     half = 0.5 * np.diff(edges)
     mid = 0.5 * (edges[:-1] + edges[1:])
     ell = (mid[:, None] + half[:, None] * t[None, :]).ravel()
@@ -377,6 +437,45 @@ def pllr_cumulants(sigma: float, rounds: int, order: int):
         raise NotApplicable(
             f"random-allocation cumulants (sigma={sigma!r}, rounds={rounds}): the density "
             f"quadrature has mass {fp.sum():.12g} / {fq.sum():.12g}, not 1 within 1e-8")
+    if len(_WEIGHTS) >= _WEIGHTS_MAX:
+        _WEIGHTS.pop(next(iter(_WEIGHTS)))
+    for arr in (ell, fp, fq):
+        arr.flags.writeable = False
+    _WEIGHTS[key] = (ell, fp, fq)
+    return ell, fp, fq
+
+
+def pllr_cumulants(sigma: float, rounds: int, order: int):
+    r"""Cumulants of L = log(S/M) under P and under Q (dQ = (S/M) dP), for the mechanism.
+
+    Moments by a composite Gauss-Legendre rule in ell = log(S/M) against the density of L,
+    :math:`f_L(\ell) = e^\ell f_{S/M}(e^\ell)` (Fourier inversion above), on the range where
+    P(L < ell_lo) and Q(L > ell_hi) are below ~1e-11 (found from the CDF); then
+    :func:`numeric.moments.cumulants_from_weights`. Raises NotApplicable when the Fourier rule
+    exceeds its budget or the density mass departs from 1 by more than 1e-8.
+
+    Budget (issue 12): before any node is evaluated, :func:`cumulant_cost` estimates the work
+    from (sigma, M); above :data:`MAX_CUMULANT_SECONDS` the cumulants are refused
+    (NotApplicable naming sigma and rounds), and under ``auto``'s deadline
+    (:func:`numeric.errors.require_time`) a cost above the time left is refused. A step
+    estimated to fit is not interrupted (an interrupted quadrature would waste its work and,
+    on a loaded machine, leave ``auto`` without its AEA fallback); its overrun is bounded by
+    the estimate's error (measured 1.2-2.8x under load).
+    """
+    from ..mechanisms.base import PLLRCumulants
+    from ..moments import cumulants_from_weights
+    try:
+        cost = cumulant_cost(sigma, rounds)
+    except BudgetExceeded as exc:
+        raise NotApplicable(f"random-allocation cumulants: {exc}") from None
+    what = (f"the random-allocation cumulants (Fourier inversion at sigma={sigma!r}, "
+            f"rounds={rounds})")
+    if not (cost <= MAX_CUMULANT_SECONDS):
+        raise BudgetExceeded(f"{what} need about {cost:.3g} s, over the budget of "
+                             f"{MAX_CUMULANT_SECONDS:g} s (small sigma and few rounds make the "
+                             "lognormal tail heavy)")
+    require_time(cost, what)
+    ell, fp, fq = _density_weights(float(sigma), int(rounds))
     kx = cumulants_from_weights(ell, (fp / fp.sum())[None, :], order)[0]
     ky = cumulants_from_weights(ell, (fq / fq.sum())[None, :], order)[0]
     return PLLRCumulants(x=tuple(float(x) for x in kx), y=tuple(float(y) for y in ky))
