@@ -107,12 +107,16 @@ def _hetero_initial(res: Resolution) -> int:
     return next(ini for top, ini in HETERO_INITIAL if res.single <= top)
 
 
-HETERO_FIXED_POINTS = 13
-"""Several terms: single-step evaluations per term and pair order are about
-``7.5 (HETERO_FIXED_POINTS + single)`` (measured at 100 levels: 206, 566 and 1058 per term at
-single = 16, 64, 128; the initial grid of section A costs about 100 whatever the resolution),
-so the work of level j is predicted as ``evals_i (FIXED + s_j) / (FIXED + s_i)``, not
-``1.5^(j - i)``, which made any jump of more than a few levels look unaffordable."""
+HETERO_COST = "evals * single_j / single_i"
+"""Several terms: the work of level j predicted from level i's evaluations as
+``evals_i * single_j / single_i``. A term's evaluations grow like ``F + a single`` (the
+starting grid F, ~100 points at initial 6; a = 7.5 per unit at 100 levels, 13 at 1000, since
+the points follow the composed law), so the ratio single_j / single_i bounds the growth from
+above for a fixed starting grid (the coarse levels' smaller grid is compensated by the one pair
+order the finer levels recompute). The one-term 1.5^(j - i) made every jump of more than a few
+levels look unaffordable; a first try of ``(13 + s_j) / (13 + s_i)`` underestimated the
+1000-level step (2, 4) -> (32, 64) by 2.5x (595 350 evaluations taken, 674 290 in all against
+the 480 000 allowed)."""
 
 DEFAULT_EVALUATIONS = 480_000
 """Work budget without an active time budget, in single-step evaluations (about a minute of CPU
@@ -445,8 +449,8 @@ def _next_level(i: int, best: Bound, rel: float, evals: int, spent: int, afford:
     level predicted to reach the target is tried directly (at most 6 levels up), or the finest
     the work budget and the memory budget (``memory(j)``: estimated MiB of level j) afford.
     ``several`` (a composition of several terms): the width and cost models and the jump cap
-    of :data:`HETERO_WIDTH_PER_LEVEL`, :data:`HETERO_FIXED_POINTS` and
-    :data:`HETERO_MAX_JUMP` (one term: unchanged)."""
+    of :data:`HETERO_WIDTH_PER_LEVEL`, :data:`HETERO_COST` and :data:`HETERO_MAX_JUMP` (one
+    term: unchanged)."""
     if i + 1 == len(LEVELS):
         return None, "the finest resolution was reached"
     per_level, cap = ((HETERO_WIDTH_PER_LEVEL, HETERO_MAX_JUMP) if several
@@ -459,8 +463,7 @@ def _next_level(i: int, best: Bound, rel: float, evals: int, spent: int, afford:
 
     def cost(j: int) -> float:
         if several:
-            return evals * (HETERO_FIXED_POINTS + LEVELS[j].single) / (
-                HETERO_FIXED_POINTS + LEVELS[i].single)
+            return evals * LEVELS[j].single / LEVELS[i].single
         return evals * _COST_PER_LEVEL ** (j - i)
 
     want = min(i + jump, len(LEVELS) - 1)
