@@ -93,30 +93,27 @@ heterogeneous composition costs a pass over all its terms, so the intermediate l
 one-term cap forces (100 levels: (2, 4) -> (16, 32) -> ..., 2.2 s of CPU for (16, 32)) are
 skipped when the coarsest level already predicts the target's level."""
 
-HETERO_INITIAL = ((4, 4), (2048, 6))
+HETERO_INITIAL = 6
 """Several terms: the chord test's starting grid per term (``initial`` of
-:func:`certify.lattice_adaptive.adaptive_points`: about 2^initial points), as (largest single
-resolution, initial) pairs: 16-ish points at the coarse levels, whose only job is to predict
-the level that meets the target, 32-64 (as for one term) above. Measured, 100 levels: at (2, 4)
-initial 4 takes 7 884 evaluations and 0.8 s of CPU (width 8.2e-2) instead of 20 826 and 1.9 s
-(7.3e-2), and predicts the same level (64, 128); there, initial 4 would give 1.05e-4 instead
-of 9.5e-5 (3 at (2, 4): 0.82 wide). Tightness and work only: any points are valid."""
+:func:`certify.lattice_adaptive.adaptive_points`: 32-64 points, as for one term). Tried and
+rejected: 4 (~16 points) at the coarse levels (single <= 4), whose job is to predict the
+target's level. At 100 levels (2, 4) took 7 884 evaluations and 0.8 s instead of 20 826 and
+1.9 s and predicted the same level; but at 10 levels its interval widened from [1.740, 1.800]
+to [0.70, 2.12], the jump went to (128, 256), and the coarse Q||P upper end no longer let the
+fine level skip that order (the carry of :func:`_epsilon_once`): 5.7 s instead of 1.4 s."""
 
 
-def _hetero_initial(res: Resolution) -> int:
-    return next(ini for top, ini in HETERO_INITIAL if res.single <= top)
-
-
-HETERO_COST = "evals * single_j / single_i"
+HETERO_COST_OFFSET = 8
 """Several terms: the work of level j predicted from level i's evaluations as
-``evals_i * single_j / single_i``. A term's evaluations grow like ``F + a single`` (the
-starting grid F, ~100 points at initial 6; a = 7.5 per unit at 100 levels, 13 at 1000, since
-the points follow the composed law), so the ratio single_j / single_i bounds the growth from
-above for a fixed starting grid (the coarse levels' smaller grid is compensated by the one pair
-order the finer levels recompute). The one-term 1.5^(j - i) made every jump of more than a few
-levels look unaffordable; a first try of ``(13 + s_j) / (13 + s_i)`` underestimated the
-1000-level step (2, 4) -> (32, 64) by 2.5x (595 350 evaluations taken, 674 290 in all against
-the 480 000 allowed)."""
+``evals_i (OFFSET + single_j) / (OFFSET + single_i)``. A term's evaluations grow like
+``F + a single`` (the starting grid F ~ 100 points; a = 7.5 per unit at 100 levels, 13 at 1000,
+since the points follow the composed law: OFFSET = F / a_max), and the finer levels usually
+recompute one pair order where the first computed two, so this over-estimates. Measured: 100
+levels (2, 4) -> (64, 128): predicted 150 000, taken 56 591; 1000 levels (2, 4) -> (32, 64):
+predicted 828 000, taken 595 350. The one-term 1.5^(j - i) made every jump of more than a few
+levels look unaffordable; (13 + s_j) / (13 + s_i) under-estimated the 1000-level jump and
+overspent the default budget (674 290 evaluations of 480 000); s_j / s_i kept 100 levels from
+jumping to (64, 128) (666 000 predicted) and cost an extra level (17.1 s instead of 12.6)."""
 
 DEFAULT_EVALUATIONS = 480_000
 """Work budget without an active time budget, in single-step evaluations (about a minute of CPU
@@ -239,7 +236,7 @@ def _law_multi(comp: Composition, res: Resolution, bits: int, direction: str, up
     for step, _ in terms:
         check_deadline("in the lattice terms")
         _, unit, idx, values, tails = _term_points(step, total, res, bits, sigma_m,
-                                                   _hetero_initial(res))
+                                                   HETERO_INITIAL)
         evals += len(idx)  # cached or not: the work measure must not depend on the caches
         if up is not None:
             up.push(adaptive_upper(step, idx, values, unit, bits, direction))
@@ -449,7 +446,7 @@ def _next_level(i: int, best: Bound, rel: float, evals: int, spent: int, afford:
     level predicted to reach the target is tried directly (at most 6 levels up), or the finest
     the work budget and the memory budget (``memory(j)``: estimated MiB of level j) afford.
     ``several`` (a composition of several terms): the width and cost models and the jump cap
-    of :data:`HETERO_WIDTH_PER_LEVEL`, :data:`HETERO_COST` and :data:`HETERO_MAX_JUMP` (one
+    of :data:`HETERO_WIDTH_PER_LEVEL`, :data:`HETERO_COST_OFFSET` and :data:`HETERO_MAX_JUMP` (one
     term: unchanged)."""
     if i + 1 == len(LEVELS):
         return None, "the finest resolution was reached"
@@ -463,7 +460,8 @@ def _next_level(i: int, best: Bound, rel: float, evals: int, spent: int, afford:
 
     def cost(j: int) -> float:
         if several:
-            return evals * LEVELS[j].single / LEVELS[i].single
+            return evals * (HETERO_COST_OFFSET + LEVELS[j].single) / (
+                HETERO_COST_OFFSET + LEVELS[i].single)
         return evals * _COST_PER_LEVEL ** (j - i)
 
     want = min(i + jump, len(LEVELS) - 1)

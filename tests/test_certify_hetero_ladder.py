@@ -20,6 +20,7 @@ from certify import lattice_target as lt  # noqa: E402
 from certify.bound import Bound  # noqa: E402
 from certify.engine import Endpoint  # noqa: E402
 from certify.lattice_target import (  # noqa: E402
+    HETERO_COST_OFFSET,
     HETERO_MAX_JUMP,
     HETERO_WIDTH_PER_LEVEL,
     LEVELS,
@@ -79,7 +80,7 @@ def test_several_terms_100_levels_measured_case_goes_straight_to_64_128():
     # measured (docs/lattice-target.md): 100 noise levels, coarsest level (2, 4) gave
     # [4.475838, 4.829670]; (64, 128) meets 1e-4 (9.5e-5), the old rule went to (16, 32)
     b = _bound(4.475838482305335, 4.829669716946626)
-    got, _ = lt._next_level(0, b, REL, 7_884, 7_884, 480_000.0, None, True)
+    got, _ = lt._next_level(0, b, REL, 20_826, 20_826, 480_000.0, None, True)
     assert (LEVELS[got].single, LEVELS[got].composed) == (64, 128)
     old = _one_term_rule(0, float((b.upper_mpf - b.lower_mpf) / (REL * b.upper_mpf)),
                          20_826, 20_826, 480_000.0)
@@ -92,7 +93,8 @@ def test_several_terms_work_budget_picks_the_finest_affordable_level(afford):
     evals, spent, i = 10_000, 10_000, 0
 
     def cost(j: int) -> float:
-        return evals * LEVELS[j].single / LEVELS[i].single  # documented: HETERO_COST
+        s0, s1 = LEVELS[i].single, LEVELS[j].single  # the documented HETERO_COST_OFFSET rule
+        return evals * (HETERO_COST_OFFSET + s1) / (HETERO_COST_OFFSET + s0)
 
     ok = [j for j in range(i + 1, i + HETERO_MAX_JUMP + 1) if spent + cost(j) <= afford]
     got, why = lt._next_level(i, b, REL, evals, spent, afford, None, True)
