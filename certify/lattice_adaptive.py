@@ -160,8 +160,8 @@ def unit_below(x: float) -> float:
 
 
 def adaptive_points(step: LatticeStep, total: int, unit: float, tau: float, prec: int,
-                    sigma_m: float = math.inf, cap: float = 1.0, tails: dict | None = None
-                    ) -> tuple[list[int], list[arb]]:
+                    sigma_m: float = math.inf, cap: float = 1.0, tails: dict | None = None,
+                    initial: int = 6) -> tuple[list[int], list[arb]]:
     r"""Sorted lattice indices k (points :math:`k u`) covering the certified range, refined by
     the chord test of section A, and the curve there (Arb balls at precision ``prec``). The
     gap at loss s is weighted by :math:`e^{zx - x^2/2}`, :math:`x = s/\sigma_m`: in a
@@ -177,11 +177,15 @@ def adaptive_points(step: LatticeStep, total: int, unit: float, tau: float, prec
     With a dict ``tails``, the curve and the tails are evaluated together
     (:meth:`certify.steps.LatticeStep.delta_tails`, the same balls as separate calls) and
     ``tails[k]`` receives :math:`(T_Q, T_P)` at every point k u, at precision ``prec``, for
-    :func:`adaptive_lower`."""
+    :func:`adaptive_lower`.
+
+    ``initial``: the chord test starts from about :math:`2^{initial-1}..2^{initial}` evenly
+    spaced lattice points over the certified range (tightness and work only: any points are
+    valid, Lemma 2 of :mod:`certify.lattice` holds for any increasing points)."""
     lo, hi = grid_range(step, total)
     i0, i1 = math.floor(lo / unit), math.ceil(hi / unit)
     i1 = max(i1, i0 + 2)
-    k = max(0, (i1 - i0).bit_length() - 6)
+    k = max(0, (i1 - i0).bit_length() - initial)
     s0 = 1 << k
     pts = sorted({i0, i1, *range(-((-i0) // s0) * s0, i1, s0)})
     u = arb(unit)  # a power of two: exact

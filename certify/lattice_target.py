@@ -79,6 +79,42 @@ CPU, (128, 256) 3.2e-5 in 1.7 s)."""
 _WIDTH_PER_LEVEL = 1.8  # the width falls about this much per level (measured 1.76-1.83)
 _COST_PER_LEVEL = 1.5  # single-step evaluations grow about this much per level
 
+HETERO_WIDTH_PER_LEVEL = 1.96
+"""Several terms (heterogeneous compositions): the width falls about this much per level.
+Measured, 100 DP-SGD noise levels (sigma 0.8..2.0, rate 0.01, 100 steps each, delta 1e-5):
+(2, 4) 7.6e-2 -> (16, 32) 1.46e-3 (1.93 per level), (64, 64) 2.35e-4 -> (64, 128) 9.54e-5
+(2.46) -> (128, 128) 6.11e-5 (1.56): 1.96 on average. With the one-term 1.8 the refinement
+jumped from (16, 32) over (64, 128), which meets 1e-4, to (128, 128) (6.1e-5, 1.6x the CPU).
+Tightness and time only: any level's interval is sound."""
+
+HETERO_MAX_JUMP = 12
+"""Several terms: at most this many levels up in one step (one term: 6). Each level of a
+heterogeneous composition costs a pass over all its terms, so the intermediate levels the
+one-term cap forces (100 levels: (2, 4) -> (16, 32) -> ..., 2.2 s of CPU for (16, 32)) are
+skipped when the coarsest level already predicts the target's level."""
+
+HETERO_INITIAL = 6
+"""Several terms: the chord test's starting grid per term (``initial`` of
+:func:`certify.lattice_adaptive.adaptive_points`: 32-64 points, as for one term). Tried and
+rejected: 4 (~16 points) at the coarse levels (single <= 4), whose job is to predict the
+target's level. At 100 levels (2, 4) took 7 884 evaluations and 0.8 s instead of 20 826 and
+1.9 s and predicted the same level; but at 10 levels its interval widened from [1.740, 1.800]
+to [0.70, 2.12], the jump went to (128, 256), and the coarse Q||P upper end no longer let the
+fine level skip that order (the carry of :func:`_epsilon_once`): 5.7 s instead of 1.4 s."""
+
+
+HETERO_COST_OFFSET = 8
+"""Several terms: the work of level j predicted from level i's evaluations as
+``evals_i (OFFSET + single_j) / (OFFSET + single_i)``. A term's evaluations grow like
+``F + a single`` (the starting grid F ~ 100 points; a = 7.5 per unit at 100 levels, 13 at 1000,
+since the points follow the composed law: OFFSET = F / a_max), and the finer levels usually
+recompute one pair order where the first computed two, so this over-estimates. Measured: 100
+levels (2, 4) -> (64, 128): predicted 150 000, taken 56 591; 1000 levels (2, 4) -> (32, 64):
+predicted 828 000, taken 595 350. The one-term 1.5^(j - i) made every jump of more than a few
+levels look unaffordable; (13 + s_j) / (13 + s_i) under-estimated the 1000-level jump and
+overspent the default budget (674 290 evaluations of 480 000); s_j / s_i kept 100 levels from
+jumping to (64, 128) (666 000 predicted) and cost an extra level (17.1 s instead of 12.6)."""
+
 DEFAULT_EVALUATIONS = 480_000
 """Work budget without an active time budget, in single-step evaluations (about a minute of CPU
 on the 2-core reference machine: long enough for a heterogeneous composition of 100 distinct
@@ -137,16 +173,18 @@ def check_rel_width(rel_width: Any) -> float:
 
 
 @bounded_cache(256)
-def _term_points(step: Any, total: int, res: Resolution, bits: int, sigma_m: float):
+def _term_points(step: Any, total: int, res: Resolution, bits: int, sigma_m: float,
+                 initial: int = 6):
     """(rough std, unit, points, curve values, tails or None) of one term's single step
     (section A of :mod:`certify.lattice_adaptive`); shared by its upper and lower ends (the
-    tails where the step evaluates them with the curve at no extra cost)."""
+    tails where the step evaluates them with the curve at no extra cost). ``initial``: the
+    chord test's starting grid (:func:`certify.lattice_adaptive.adaptive_points`)."""
     s1 = step.rough_std()
     unit = unit_below(s1 / res.single)
     tau = s1 / (20.0 * res.single**2)
     tails = {} if step.shared_tails else None
     idx, values = adaptive_points(step, total, unit, tau, DEFAULT_PRECISION + bits, sigma_m,
-                                  float(res.single) ** 2, tails)
+                                  float(res.single) ** 2, tails, initial)
     return s1, unit, idx, values, tails
 
 
@@ -197,7 +235,8 @@ def _law_multi(comp: Composition, res: Resolution, bits: int, direction: str, up
     evals = 0
     for step, _ in terms:
         check_deadline("in the lattice terms")
-        _, unit, idx, values, tails = _term_points(step, total, res, bits, sigma_m)
+        _, unit, idx, values, tails = _term_points(step, total, res, bits, sigma_m,
+                                                   HETERO_INITIAL)
         evals += len(idx)  # cached or not: the work measure must not depend on the caches
         if up is not None:
             up.push(adaptive_upper(step, idx, values, unit, bits, direction))
@@ -401,21 +440,33 @@ def _scale(b: Bound) -> Any:
 
 
 def _next_level(i: int, best: Bound, rel: float, evals: int, spent: int, afford: float,
-                memory=None) -> tuple[int | None, str | None]:
+                memory=None, several: bool = False) -> tuple[int | None, str | None]:
     """The next resolution to try after level i, or (None, why not). The width shrinks about
     2-fold per level (second order in the grid, one of the two resolutions doubled), so the
     level predicted to reach the target is tried directly (at most 6 levels up), or the finest
-    the work budget and the memory budget (``memory(j)``: estimated MiB of level j) afford."""
+    the work budget and the memory budget (``memory(j)``: estimated MiB of level j) afford.
+    ``several`` (a composition of several terms): the width and cost models and the jump cap
+    of :data:`HETERO_WIDTH_PER_LEVEL`, :data:`HETERO_COST_OFFSET` and :data:`HETERO_MAX_JUMP` (one
+    term: unchanged)."""
     if i + 1 == len(LEVELS):
         return None, "the finest resolution was reached"
+    per_level, cap = ((HETERO_WIDTH_PER_LEVEL, HETERO_MAX_JUMP) if several
+                      else (_WIDTH_PER_LEVEL, 6))
     if best.upper.is_finite and best.lower.is_finite and best.upper_mpf > 0:
         ratio = float((best.upper_mpf - best.lower_mpf) / (rel * _scale(best)))
-        jump = min(6, max(1, math.ceil(math.log(max(ratio, 1.0), _WIDTH_PER_LEVEL))))
+        jump = min(cap, max(1, math.ceil(math.log(max(ratio, 1.0), per_level))))
     else:
         jump = 1
+
+    def cost(j: int) -> float:
+        if several:
+            return evals * (HETERO_COST_OFFSET + LEVELS[j].single) / (
+                HETERO_COST_OFFSET + LEVELS[i].single)
+        return evals * _COST_PER_LEVEL ** (j - i)
+
     want = min(i + jump, len(LEVELS) - 1)
     for j in range(want, i, -1):
-        if spent + evals * _COST_PER_LEVEL ** (j - i) > afford:
+        if spent + cost(j) > afford:
             continue
         if memory is None or memory(j) <= MEMORY_BUDGET_MIB:
             return j, None
@@ -423,7 +474,7 @@ def _next_level(i: int, best: Bound, rel: float, evals: int, spent: int, afford:
             return None, (f"the memory budget of {MEMORY_BUDGET_MIB:.0f} MiB affords no finer "
                           f"grid (the next resolution needs about {memory(j):.0f} MiB)")
     return None, (f"the time budget affords no finer grid (the next resolution needs ~"
-                  f"{_COST_PER_LEVEL * evals:.0f} more single-step evaluations, {afford:.0f} are "
+                  f"{cost(i + 1):.0f} more single-step evaluations, {afford:.0f} are "
                   f"allowed)")
 
 
@@ -462,7 +513,8 @@ def _refine(once, comp: Composition, x: arb, rel_width: Any, bits: int | None) -
                          merged.direction, out.warnings, out.inputs)
         if not _wide(best, rel):
             break
-        nxt, why = _next_level(i, best, rel, evals, spent, afford, memory)
+        nxt, why = _next_level(i, best, rel, evals, spent, afford, memory,
+                               len(comp.terms) > 1)
         if nxt is None:
             break
         i = nxt

@@ -1,0 +1,132 @@
+"""certify.lattice_target: the refinement ladder of heterogeneous (several-term) compositions.
+
+Oracles (independent of the code under test): the one-term ladder restated from its documented
+rule (width 1.8x and evaluations 1.5x per level, at most 6 levels up: the one-term numbers must
+not move); the several-term rule restated from its documented constants; the GDP closed form in
+mpmath for Gaussians with many distinct noise levels at sampling rate 1 (mu = sqrt(sum_i c_i /
+sigma_i^2), Dong, Roth, Su 2022, Cor. 2.13 and 3.3).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+pytest.importorskip("flint")
+mp = pytest.importorskip("mpmath")
+
+from certify import lattice_target as lt  # noqa: E402
+from certify.bound import Bound  # noqa: E402
+from certify.engine import Endpoint  # noqa: E402
+from certify.lattice_target import (  # noqa: E402
+    HETERO_COST_OFFSET,
+    HETERO_MAX_JUMP,
+    HETERO_WIDTH_PER_LEVEL,
+    LEVELS,
+    target_epsilon_interval,
+)
+from numeric.mechanisms import PoissonSubsampledGaussian  # noqa: E402
+
+REL = 1e-4
+
+
+def _bound(lower: float, upper: float) -> Bound:
+    """An epsilon interval with exactly these float ends (dyadic, so exact Endpoints)."""
+    def ep(x: float) -> Endpoint:
+        man, den = x.as_integer_ratio()  # den is a power of two
+        return Endpoint(man, -(den.bit_length() - 1))
+    return Bound("epsilon", ep(lower), ep(upper), "test", "test", 64)
+
+
+def _one_term_rule(i: int, ratio: float, evals: int, spent: int, afford: float) -> int | None:
+    """The one-term rule as documented before the several-term ladder (commit b7d6294)."""
+    jump = min(6, max(1, math.ceil(math.log(max(ratio, 1.0), 1.8))))
+    for j in range(min(i + jump, len(LEVELS) - 1), i, -1):
+        if spent + evals * 1.5 ** (j - i) <= afford:
+            return j
+    return None
+
+
+@pytest.mark.parametrize("i", [0, 3, 6, 11])
+@pytest.mark.parametrize("width", [0.5, 0.07, 1.5e-3, 2.1e-4, 1.01e-4])
+@pytest.mark.parametrize("afford", [1e4, 1e5, 4.8e5])
+def test_one_term_ladder_is_unchanged(i, width, afford):
+    upper = 4.0
+    b = _bound(upper * (1 - width), upper)
+    ratio = float((b.upper_mpf - b.lower_mpf) / (REL * upper))
+    want = _one_term_rule(i, ratio, 2000, 3000, afford)
+    got, why = lt._next_level(i, b, REL, 2000, 3000, afford)
+    assert got == want
+    assert (why is None) == (want is not None)
+
+
+@pytest.mark.parametrize("i", [0, 6])
+@pytest.mark.parametrize("width", [0.076, 1.46e-3, 2.0e-4, 1.05e-4])
+def test_several_terms_jump_to_the_predicted_level(i, width):
+    upper = 4.6
+    b = _bound(upper * (1 - width), upper)
+    ratio = float((b.upper_mpf - b.lower_mpf) / (REL * upper))
+    got, why = lt._next_level(i, b, REL, 20_000, 20_000, math.inf, None, True)
+    assert why is None
+    k = got - i
+    assert 1 <= k <= HETERO_MAX_JUMP
+    if got < len(LEVELS) - 1 and k < HETERO_MAX_JUMP:  # neither the finest level nor the cap
+        assert HETERO_WIDTH_PER_LEVEL**k >= ratio * (1 - 1e-12)
+        assert k == 1 or HETERO_WIDTH_PER_LEVEL ** (k - 1) < ratio
+
+
+def test_several_terms_100_levels_measured_case_goes_straight_to_64_128():
+    # measured (docs/lattice-target.md): 100 noise levels, coarsest level (2, 4) gave
+    # [4.475838, 4.829670]; (64, 128) meets 1e-4 (9.5e-5), the old rule went to (16, 32)
+    b = _bound(4.475838482305335, 4.829669716946626)
+    got, _ = lt._next_level(0, b, REL, 20_826, 20_826, 480_000.0, None, True)
+    assert (LEVELS[got].single, LEVELS[got].composed) == (64, 128)
+    old = _one_term_rule(0, float((b.upper_mpf - b.lower_mpf) / (REL * b.upper_mpf)),
+                         20_826, 20_826, 480_000.0)
+    assert (LEVELS[old].single, LEVELS[old].composed) == (16, 32)
+
+
+@pytest.mark.parametrize("afford", [25_000.0, 60_000.0, 150_000.0, 700_000.0])
+def test_several_terms_work_budget_picks_the_finest_affordable_level(afford):
+    b = _bound(3.0, 4.8)  # far from the target (1.96^12 < 3750): the wanted level is the cap
+    evals, spent, i = 10_000, 10_000, 0
+
+    def cost(j: int) -> float:
+        s0, s1 = LEVELS[i].single, LEVELS[j].single  # the documented HETERO_COST_OFFSET rule
+        return evals * (HETERO_COST_OFFSET + s1) / (HETERO_COST_OFFSET + s0)
+
+    ok = [j for j in range(i + 1, i + HETERO_MAX_JUMP + 1) if spent + cost(j) <= afford]
+    got, why = lt._next_level(i, b, REL, evals, spent, afford, None, True)
+    if ok:
+        assert got == max(ok) and why is None
+    else:
+        assert got is None and "time budget" in why
+
+
+def test_several_terms_none_affordable_says_why():
+    b = _bound(4.4, 4.8)
+    got, why = lt._next_level(0, b, REL, 10_000, 10_000, 15_000.0, None, True)
+    assert got is None
+    assert "time budget affords no finer grid" in why
+
+
+# --- end to end: many distinct Gaussians at rate 1 against GDP --------------------------------
+
+
+def _gdp_delta(mu: mp.mpf, eps: float) -> mp.mpf:
+    """delta_mu(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (GDP Cor. 2.13)."""
+    e = mp.mpf(eps)
+    return mp.ncdf(-e / mu + mu / 2) - mp.exp(e) * mp.ncdf(-e / mu - mu / 2)
+
+
+def test_many_distinct_gaussians_at_rate_one_bracket_gdp_epsilon():
+    sigmas = [4.0 + 0.25 * i for i in range(24)]  # 24 distinct noise levels, 3 runs each
+    comp = [(PoissonSubsampledGaussian(s, 1.0), 3) for s in sigmas]
+    b = target_epsilon_interval(comp, 1e-6, rel_width=1e-4)
+    lo, hi = float(b.lower_mpf), float(b.upper_mpf)
+    with mp.workdps(40):
+        mu = mp.sqrt(sum(mp.mpf(3) / mp.mpf(s) ** 2 for s in sigmas))  # GDP Cor. 3.3
+        assert _gdp_delta(mu, lo) >= 1e-6 >= _gdp_delta(mu, hi)
+    assert hi - lo <= 1e-4 * hi
+    assert not any("above the target" in w for w in b.warnings)
