@@ -48,6 +48,26 @@ def _run_capped(code: str, timeout: float) -> tuple[dict, float]:
     return out, out["wall"]
 
 
+def _random_allocation_call_capped(sigma: float, rounds: int, count: int, imports: str,
+                                   call: str) -> tuple[dict, float]:
+    """Run ``call`` (which sets ``out``) on ``count`` x RandomAllocation(sigma, rounds) bound to
+    ``comp`` in a capped fresh interpreter; a NotApplicable becomes its message."""
+    code = f"""
+from numeric.composition import compose
+from numeric.errors import NotApplicable
+from numeric.mechanisms import RandomAllocation
+{imports}
+comp = compose([(RandomAllocation(sigma={sigma!r}, rounds={rounds}), {count})])
+t = time.perf_counter()
+try:
+    {call}
+except NotApplicable as exc:
+    out = str(exc)
+print(json.dumps({{"out": out, "wall": time.perf_counter() - t}}))
+"""
+    return _run_capped(code, timeout=60)
+
+
 # --------------------------------------------------------------------------------------------
 # numeric: the random-allocation cumulants are budgeted before any node is evaluated
 
@@ -129,22 +149,10 @@ def test_shuffle_memory_death_is_not_applicable_under_2gib():
     """Replay 41: FLINT 'Unable to allocate memory' (status -6) under the 2 GiB cap; now a
     NotApplicable naming the epochs, within seconds."""
     pytest.importorskip("flint")
-    code = """
-        from numeric.composition import compose
-        from numeric.errors import NotApplicable
-        from numeric.mechanisms import RandomAllocation
-        from certify.mechanisms.random_allocation import certified_delta
-        comp = compose([(RandomAllocation(sigma=0.16490098398660985, rounds=10211170),
-                         165675113907936)])
-        t = time.perf_counter()
-        try:
-            certified_delta(comp, 0.5384914452620609)
-            out = "answer"
-        except NotApplicable as exc:
-            out = str(exc)
-        print(json.dumps({"out": out, "wall": time.perf_counter() - t}))
-    """
-    out, wall = _run_capped(code, timeout=60)
+    out, wall = _random_allocation_call_capped(
+        0.16490098398660985, 10211170, 165675113907936,
+        imports="from certify.mechanisms.random_allocation import certified_delta",
+        call='certified_delta(comp, 0.5384914452620609); out = "answer"')
     assert "epochs=165675113907936" in out["out"] and "MiB" in out["out"], out
     assert wall < 10.0
 
@@ -167,22 +175,9 @@ def test_auto_on_replay_1_keeps_a_short_budget():
     """Replay 1 (auto took 18-27 s for a 3 s budget): with a 1 s budget auto returns (an answer
     or NotApplicable) within the budget plus one uninterruptible step."""
     pytest.importorskip("flint")
-    code = """
-        from numeric.composition import compose
-        from numeric.errors import NotApplicable
-        from numeric.mechanisms import RandomAllocation
-        from numeric.methods import delta
-        comp = compose([(RandomAllocation(sigma=387.82353025698023, rounds=2387),
-                         84103577711045)])
-        t = time.perf_counter()
-        try:
-            r = delta(comp, 0.0, method="auto", time_budget=1.0)
-            out = [r.delta, r.method]
-        except NotApplicable as exc:
-            out = str(exc)
-        print(json.dumps({"out": out, "wall": time.perf_counter() - t}))
-    """
-    out, wall = _run_capped(code, timeout=60)
+    out, wall = _random_allocation_call_capped(
+        387.82353025698023, 2387, 84103577711045, imports="from numeric.methods import delta",
+        call='r = delta(comp, 0.0, method="auto", time_budget=1.0); out = [r.delta, r.method]')
     assert wall < 1.0 * 1.5 + 1.5, out
     if isinstance(out["out"], list):
         assert 0.0 <= out["out"][0] <= 1.0
