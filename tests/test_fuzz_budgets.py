@@ -196,3 +196,14 @@ def test_saturated_upper_lattice_answers_fast():
     assert time.perf_counter() - t0 < 10.0
     assert b.upper_mpf == 1
     assert 0 <= b.lower_mpf <= 1
+
+
+def test_one_epoch_delta_beyond_a_huge_c_max_is_enclosed_not_raised():
+    """Fuzz seed 9090: sigma 0.063, M = 137120, eps = 532 (c = e^eps beyond c_max ~ 2e53, whose
+    ball at the working precision overshot c_max) raised a plain ValueError inside `auto`."""
+    pytest.importorskip("flint")
+    from certify.shuffle.multi_epoch import delta_bound
+
+    for direction in ("P||Q", "Q||P"):
+        b = delta_bound(0.06327880477550771, 137120, 1, 532.0270972100211, direction)
+        assert 0 <= b.lower_mpf <= b.upper_mpf <= 1

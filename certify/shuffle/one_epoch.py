@@ -152,7 +152,10 @@ class OneEpoch:
         if c_hi <= self.c_max:
             f_up = self.put_bounds(c)[1]
             return arb(min((1 - arb(c.lower()) + f_up).upper(), arb(1).upper()))
-        cm = _ball(self.c_max)
+        # The call price is non-increasing in the strike, so any exact c' <= c_max below c
+        # bounds it too.  c_max is dyadic, but at M c_max ~ 1e53 it needs more bits than PREC:
+        # its ball's upper end then exceeds c_max (fuzz seed 9090), so use the ball's lower end.
+        cm = arb(_ball(self.c_max).lower())
         up = 1 - cm + self.put_bounds(cm)[1]
         jc = self._jensen_call(arb(c.lower()))
         return arb(min(up.upper(), jc.upper(), arb(1).upper()))
