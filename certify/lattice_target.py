@@ -237,6 +237,7 @@ def _law_multi(comp: Composition, res: Resolution, bits: int, direction: str, up
         check_deadline("in the lattice terms")
         _, unit, idx, values, tails = _term_points(step, total, res, bits, sigma_m,
                                                    HETERO_INITIAL)
+        _check_block_memory(step, idx, res)
         evals += len(idx)  # cached or not: the work measure must not depend on the caches
         if up is not None:
             up.push(adaptive_upper(step, idx, values, unit, bits, direction))
@@ -410,6 +411,20 @@ def level_memory_mib(comp: Composition, res: Resolution) -> float:
     return _MIB_BASE + _BYTES_PER_UNIT * level_span(comp, res) / 2**20
 
 
+def _check_block_memory(step: Any, idx: list[int], res: Resolution) -> None:
+    """Several terms: refuse a single-step block whose span (grid units at this level) would
+    need more than :data:`MEMORY_BUDGET_MIB` at :data:`_BYTES_PER_UNIT` before it is built
+    (its dense masses come before the re-discretization that :func:`level_memory_mib` counts
+    on; fuzz seed 9090: a subsampled Gaussian at rate 6e-8 beside randomized response with
+    eps0 152 exhausted a 2 GiB address space)."""
+    span = idx[-1] - idx[0] + 1
+    need = _MIB_BASE + _BYTES_PER_UNIT * span / 2**20
+    if need > MEMORY_BUDGET_MIB:
+        raise BudgetExceeded(
+            f"lattice: memory budget of {MEMORY_BUDGET_MIB:.0f} MiB: the single-step block of "
+            f"{step!r} spans {span} grid units at resolution {res.single} (about {need:.0f} MiB)")
+
+
 def _check_memory(comp: Composition, res: Resolution) -> None:
     """Refuse the coarsest level up front when even it exceeds :data:`MEMORY_BUDGET_MIB`."""
     need = level_memory_mib(comp, res)
@@ -500,7 +515,8 @@ def _refine(once, comp: Composition, x: arb, rel_width: Any, bits: int | None) -
         except BudgetExceeded as exc:
             if best is None:
                 raise
-            why = (f"the time budget affords no finer grid (the deadline passed at resolution "
+            which = "memory" if "memory budget" in str(exc) else "time"
+            why = (f"the {which} budget affords no finer grid (at resolution "
                    f"{res.single}: {exc})")
             break
         spent += evals

@@ -207,3 +207,37 @@ def test_one_epoch_delta_beyond_a_huge_c_max_is_enclosed_not_raised():
     for direction in ("P||Q", "Q||P"):
         b = delta_bound(0.06327880477550771, 137120, 1, 532.0270972100211, direction)
         assert 0 <= b.lower_mpf <= b.upper_mpf <= 1
+
+
+@pytest.mark.parametrize(("terms", "x", "max_rss_mib"), [
+    # a subsampled Gaussian at rate 6e-8 beside randomized response with eps0 152: aborted
+    # (FLINT "Unable to allocate memory") under 2 GiB of address space
+    ("(PoissonSubsampledGaussian(sigma=0.2815719231469036, rate=6.076506434592853e-08), 1308), "
+     "(RandomizedResponse(eps=152.08899018440854), 2140), "
+     "(PoissonSubsampledGaussian(sigma=0.6940386276854786, rate=0.00011719171323041288), "
+     "157730902)", 0.0, 600),
+    # rate 1.9e-6 beside Laplace: 1.6 GB resident and 14 s for one interval
+    ("(PoissonSubsampledGaussian(sigma=0.7144572726172498, rate=1.8501438991957398e-06), 46), "
+     "(Laplace(scale=6811.979672567781, sensitivity=0.24392180274907946), 562486)",
+     0.07327744797366727, 600),
+])
+def test_several_term_lattice_blocks_are_budgeted_before_allocation(terms, x, max_rss_mib):
+    """Fuzz seed 9090: a single-step block of a several-term composition spanning ~1e8 grid
+    units was built densely before its re-discretization; it is now refused up front (the
+    lattice stops at the last level that fits, or another certified method answers)."""
+    pytest.importorskip("flint")
+    code = f"""
+from numeric.composition import compose
+from numeric.mechanisms import Laplace, PoissonSubsampledGaussian, RandomizedResponse
+from numeric.methods import delta
+comp = compose([{terms}])
+t = time.perf_counter()
+r = delta(comp, {x!r}, method="certified", time_budget=30.0)
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({{"out": [str(r.lower_mpf), str(r.upper_mpf)], "rss": rss,
+                  "wall": time.perf_counter() - t}}))
+"""
+    out, _ = _run_capped(code, timeout=120)
+    lo, hi = (float(v) for v in out["out"])
+    assert 0 <= lo <= hi <= 1
+    assert out["rss"] < max_rss_mib, out
