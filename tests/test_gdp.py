@@ -132,3 +132,12 @@ def test_clt_is_not_exact_for_a_rate_one_subsampled_gaussian():
 
     res = epsilon(compose([(PoissonSubsampledGaussian(0.5, 1.0), 2)]), 1e-5, "clt")
     assert res.estimate and res.warnings
+
+
+def test_epsilon_mu_at_huge_mu_matches_mpmath():
+    """Fuzz seed 31337: Gaussian(sigma 0.6, sensitivity 12.2) x 1.57e14 steps (mu 2.55e8) came
+    out 5.6e-7 low, below the certified interval: the Newton polish's slope cancelled eps
+    against log Phibar (both ~ mu^2/2). Reference: the root z of
+    Phi(-z) - e^(mu z + mu^2/2) Phi(-z - mu) = delta in mpmath at 60 digits, eps = mu (z + mu/2)."""
+    mu, delta = 254721330.7092228, 0.013591212075433831
+    assert epsilon_mu(mu, delta) == pytest.approx(3.244147872178954501554334e16, rel=1e-13)
