@@ -233,7 +233,9 @@ from numeric.methods import delta
 comp = compose([{terms}])
 t = time.perf_counter()
 r = delta(comp, {x!r}, method="certified", time_budget=30.0)
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+# VmHWM: this process's own peak (ru_maxrss would carry over the forking parent's, pytest's)
+rss = next(int(line.split()[1]) for line in open("/proc/self/status")
+           if line.startswith("VmHWM")) / 1024
 print(json.dumps({{"out": [str(r.lower_mpf), str(r.upper_mpf)], "rss": rss,
                   "wall": time.perf_counter() - t}}))
 """
