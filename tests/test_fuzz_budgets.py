@@ -114,7 +114,8 @@ def test_cost_estimate_is_monotone_in_the_heavy_tail():
 
 def test_dyadic_floor_ceil_match_fraction():
     from certify.engine import Endpoint
-    from certify.shuffle.law import ceil_endpoint, floor_endpoint
+    from certify.lattice_grid import ceil_dyadic as ceil_endpoint
+    from certify.lattice_grid import floor_dyadic as floor_endpoint
 
     rng = random.Random(12)
     cases = [(0, 0), (1, 0), (-1, 0), (3, -1), (-3, -1), (5, 3), (-5, 3), (1, -2000)]

@@ -92,6 +92,7 @@ from numeric.errors import BudgetExceeded
 from ..budget import check_deadline, require
 from ..engine import endpoints, workprec
 from ..intpoly import ceil_div_pow2
+from ..lattice_grid import ceil_dyadic, floor_dyadic
 from ..special import normal_cdf
 
 __all__ = [
@@ -100,10 +101,8 @@ __all__ = [
     "PUT_LOWER",
     "PUT_UPPER",
     "LatticeLaw",
-    "ceil_endpoint",
     "contract",
     "contract_down",
-    "floor_endpoint",
     "level_zero",
     "require_product",
     "spread",
@@ -239,7 +238,7 @@ def level_zero(sigma: arb, e0: int, n1: int, cap: int, prec: int
                 m = ((jv[i + 1] - jv[i]) / (t[i + 1] - t[i])
                      - (jv[i] - jv[i - 1]) / (t[i] - t[i - 1]))
             hi = endpoints(m * scale)[1]
-            up[knots[i]] = max(0, ceil_endpoint(hi))
+            up[knots[i]] = max(0, ceil_dyadic(hi))
         atoms_up: list[tuple[int, int]] = []  # put-lower: locations rounded up
         atoms_dn: list[tuple[int, int]] = []  # call-lower: locations rounded down
         unit = arb(2) ** (e0 - _LOC_BITS)
@@ -247,21 +246,21 @@ def level_zero(sigma: arb, e0: int, n1: int, cap: int, prec: int
             if i % 512 == 0:
                 check_deadline("in the random-allocation level-0 law")
             p = a_vals[i + 1] - a_vals[i]
-            w = floor_endpoint(endpoints(p * scale)[0])
+            w = floor_dyadic(endpoints(p * scale)[0])
             if w <= 0:
                 continue
             mu = b_vals[i + 1] - b_vals[i]
             loc = mu / p / unit
             left, right = knots[i] << _LOC_BITS, knots[i + 1] << _LOC_BITS
             if loc.is_finite():
-                x_up = ceil_endpoint(endpoints(loc)[1])
-                x_dn = floor_endpoint(endpoints(loc)[0])
+                x_up = ceil_dyadic(endpoints(loc)[1])
+                x_dn = floor_dyadic(endpoints(loc)[0])
             else:
                 x_up, x_dn = right, left
             atoms_up.append((min(max(x_up, left), right), w))
             atoms_dn.append((max(min(x_dn, right), left), w))
         # call-lower: Y > C merged into its conditional mean (>= C) and moved down to C
-        w_tail = floor_endpoint(endpoints((1 - a_vals[-1]) * scale)[0])
+        w_tail = floor_dyadic(endpoints((1 - a_vals[-1]) * scale)[0])
         if w_tail > 0:
             atoms_dn.append((knots[-1] << _LOC_BITS, w_tail))
     lo_off, lo_masses = contract(atoms_up, 1 << _LOC_BITS)
@@ -269,28 +268,6 @@ def level_zero(sigma: arb, e0: int, n1: int, cap: int, prec: int
     return (LatticeLaw(e0, 0, tuple(up), 0, PUT_UPPER, 1),
             LatticeLaw(e0, lo_off, tuple(lo_masses), 0, PUT_LOWER, 1),
             LatticeLaw(e0, dn_off, tuple(dn_masses), 0, CALL_LOWER, 1))
-
-
-def ceil_endpoint(e) -> int:
-    r"""Ceiling of an exact (Endpoint) dyadic number :math:`m 2^x`.
-
-    Exact integer arithmetic: for x >= 0 the value is the integer :math:`m 2^x`; for x < 0,
-    :math:`\lceil m 2^{x} \rceil = -\lfloor -m / 2^{-x} \rfloor` and Python's ``>>`` on ints is
-    floor division by a power of two (also for negative m). Same value as the Fraction form it
-    replaces, without building :math:`2^{-x}` as a Fraction (which cost ~1 ms per call).
-    """
-    man, exp = int(e.man), int(e.exp)
-    if exp >= 0:
-        return man << exp
-    return -((-man) >> -exp)
-
-
-def floor_endpoint(e) -> int:
-    """Floor of an exact (Endpoint) dyadic number (``>>`` is floor division by 2^-x)."""
-    man, exp = int(e.man), int(e.exp)
-    if exp >= 0:
-        return man << exp
-    return man >> -exp
 
 
 def contract(atoms: list[tuple[int, int]], r: int) -> tuple[int, list[int]]:

@@ -80,10 +80,10 @@ from ..budget import check_deadline
 from ..engine import DEFAULT_PRECISION, Endpoint, endpoints, to_arb, workprec
 from ..intpoly import floor_div_pow2
 from ..lattice import LatticePLD
-from ..lattice_grid import TRUNC_BITS, cut_points
+from ..lattice_grid import TRUNC_BITS, ceil_dyadic, cut_points, floor_dyadic
 from ..lattice_measure import multiply_lattices
 from ..search import bisect, snap_down, snap_up
-from .law import BITS, LatticeLaw, ceil_endpoint, floor_endpoint, require_product
+from .law import BITS, LatticeLaw, require_product
 from .one_epoch import ASSUMPTIONS, DIRECTIONS, PREC, call_lower_law, one_epoch, put_lower_law
 
 __all__ = [
@@ -129,7 +129,7 @@ A_UPPER = ("upper end: a dominating lattice measure (H_mu >= H on [0, inf): size
 
 def _floor_log_index(x: arb, h: arb) -> int:
     """floor of the lower end of log(x)/h (moving an atom down is safe)."""
-    return floor_endpoint(endpoints(x.log() / h)[0])
+    return floor_dyadic(endpoints(x.log() / h)[0])
 
 
 def _base(law: LatticeLaw, rounds: int, direction: str, h: float) -> tuple[int, list[int]]:
@@ -179,7 +179,7 @@ def _multiply(a: tuple[int, fmpz_poly], b: tuple[int, fmpz_poly],
 
 def _ceil_log_index(x: arb, h: arb) -> int:
     """ceil of the upper end of log(x)/h (moving an atom up is safe for the upper end)."""
-    return ceil_endpoint(endpoints(x.log() / h)[1])
+    return ceil_dyadic(endpoints(x.log() / h)[1])
 
 
 def _upper_base(law: LatticeLaw, rounds: int, direction: str, h: float, c_max: Fraction
