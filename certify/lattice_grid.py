@@ -34,7 +34,7 @@ from numeric.composition import Composition, compose
 from numeric.errors import BudgetExceeded, NotApplicable
 from numeric.mechanisms.base import DIRECTION_PQ
 
-from .budget import check_deadline, current_deadline, remaining
+from .budget import check_deadline, current_deadline, remaining, require
 from .engine import DEFAULT_PRECISION, Endpoint, workprec
 from .intpoly import ceil_div_pow2, floor_div_pow2
 from .lattice_steps import lattice_step
@@ -74,6 +74,13 @@ _RANGE_BITS = 72  # per-step range error of Lemma 2 at most 2^-72 / m on each si
 _N1_MAX = 60_000  # single-step grid points (Arb evaluations)
 _N2_MAX = 500_000  # composed grid points (FLINT products)
 _H_FINE = 2.0**-12  # default spacing when affordable (about 2.4e-4)
+PRODUCT_SECONDS = 8e-7
+"""Typical seconds per coefficient of the two factors of :func:`mul_cut_rescale` at up to 100
+bits (FLINT product, exact cut sums and rescale; measured 0.42-0.94 us on the idle 2-core
+machine for 1e3..1e6 coefficients at 64-120 bits), scaled by bits/100 above. Under a time
+budget a product predicted to end after the deadline is refused before it starts (issue 12:
+one product of 1e6 coefficients is ~1 s of C that cannot check the clock)."""
+_PRODUCT_CHECK_POINTS = 1 << 15  # smaller products (< ~30 ms) only check the deadline after
 _MAX_COUNT = 10**9
 _TIMING_POINTS = 4  # evaluations timed per step kind for the cost estimate
 
@@ -338,10 +345,17 @@ def mul_cut_rescale(a: fmpz_poly, b: fmpz_poly, bits: int, up: bool
     r""":func:`cut_rescale` of the exact product ``a * b``, the same numbers bit for bit, with
     the product owned here so that it is freed as soon as its kept part is copied (peak memory:
     at rate 0.001 the first squarings multiply single-step blocks of millions of coefficients,
-    and the 2B-bit product and its copies dominated the process's peak, issue 16)."""
+    and the 2B-bit product and its copies dominated the process's peak, issue 16).
+
+    Raises:
+        BudgetExceeded: under a time budget, before a long product (over 2^15 coefficients)
+            whose typical cost (:data:`PRODUCT_SECONDS`) exceeds the time left."""
     # (intpoly.square_sparse_tail, the exact square of a sparse single-step block by bands, is
     # 2-3x faster than a * a on such a block alone but made whole queries 8-15% slower in
     # paired runs, with 12-15% less peak memory: not used here; docs/lattice-speed.md)
+    n = a.length() + b.length()
+    if n > _PRODUCT_CHECK_POINTS:
+        require(n * PRODUCT_SECONDS * max(1.0, bits / 100), f"a lattice product of {n} points")
     return _cut_rescale([a * b], bits, up)
 
 
