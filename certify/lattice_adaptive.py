@@ -124,6 +124,12 @@ _COARSEN_SECONDS = 1e-5
 """Low estimate of the seconds a re-discretization costs per unit of the ratio r (the r Arb
 weights and the r-way Python loops: ~15-40 us measured); a budget refuses a huge r up front
 (found by the issue 12 fuzz: r ~ 4e6 ran 56 s under a 3.5 s budget)."""
+_COARSEN_SECONDS_PER_POINT = 3e-7
+"""Typical seconds a re-discretization costs per coefficient of its input (the residue classes
+and the weighted sums over them: 0.76 s for a lower-end sequence of 2.6e6 coefficients at
+r = 2, idle machine); added to the r term, so that a budget refuses a long re-discretization
+that would end past the deadline (issue 12: the fuzz's slowest ``auto`` call after the product
+estimates ran 0.7 s over in one)."""
 _Z = 7.0  # standard deviations out where eps lies, for the point weights of section A
 _REL_GAP = 0.25  # relative chord gap (over cap) refined where the curve exceeds _FLOOR / count
 _FLOOR = 1e-12
@@ -341,12 +347,19 @@ def _weights(values: list[arb]) -> list[int]:
     return [ceil_dyadic(endpoints(v * (1 << _WEIGHT_BITS))[1]) for v in values]
 
 
+def _require_coarsen(r: int, points: int) -> None:
+    """Refuse, under a time budget, a re-discretization by ``r`` of ``points`` coefficients
+    that cannot end before the deadline (:func:`certify.budget.require`)."""
+    require(r * _COARSEN_SECONDS + points * _COARSEN_SECONDS_PER_POINT,
+            f"the lattice re-discretization by a factor r = {r} of {points} points")
+
+
 def coarsen_upper(lat: LatticePLD, r: int) -> LatticePLD:
     """Section C: the connect-the-dots re-discretization onto unit ``r * lat.h``."""
     if r == 1:
         return lat
     check_deadline("in the lattice re-discretization")
-    require(r * _COARSEN_SECONDS, f"the lattice re-discretization by a factor r = {r}")
+    _require_coarsen(r, lat.coeffs.length())
     with workprec(DEFAULT_PRECISION):
         u = arb(lat.h)
         den = 1 - (-(r * u)).exp()
@@ -377,7 +390,7 @@ def coarsen_lower(low: LowerLattice, r: int) -> LowerLattice:
     if r == 1:
         return low
     check_deadline("in the lattice re-discretization (lower end)")
-    require(r * _COARSEN_SECONDS, f"the lattice re-discretization by a factor r = {r}")
+    _require_coarsen(r, low.q.coeffs.length() + low.r.coeffs.length())
     with workprec(DEFAULT_PRECISION):
         u = arb(low.h)
         w = [1 << _WEIGHT_BITS, *_weights([(-(i * u)).exp() for i in range(1, r)])]

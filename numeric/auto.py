@@ -64,8 +64,8 @@ the certified methods get what the exact method and the saddlepoint left of it."
 MIN_CERTIFIED_SECONDS = 0.05
 """The certified step is not started with less time than this left of the budget."""
 
-RESERVE_FRACTION = 0.1
-"""Part of the budget kept back from the certified step (0.35 s of the default 3.5 s): the
+RESERVE_FRACTION = 0.15
+"""Part of the budget kept back from the certified step (0.525 s of the default 3.5 s): the
 certified plug-in stops its refinements at its own deadline, at most one uninterruptible step
 (a FLINT product, estimated before it starts) late, and assembles its enclosure after it; the
 reserve absorbs both, so that the whole ``auto`` call ends within its budget."""
