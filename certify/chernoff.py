@@ -85,7 +85,7 @@ from numeric.mechanisms.base import DIRECTION_PQ, DIRECTION_QP
 
 from . import mechanisms as _builtin_mechanisms  # noqa: F401  (registers the built-ins)
 from .bound import Bound
-from .budget import check_deadline, require
+from .budget import PRECISION_DOUBLING_FACTOR, check_deadline, require
 from .cgf import INT_ORDER_MAX, StepCGF
 from .engine import DEFAULT_PRECISION, Endpoint, endpoints, to_arb, workprec
 from .mechanisms.subsampled_gaussian import sg_power_moment
@@ -292,16 +292,17 @@ def _run(per_direction: Callable[[], dict[str, arb]]) -> tuple[dict[str, arb], i
 
     Any enclosure is valid; precision only tightens it. At the cap the last result is used.
     Under a time budget a doubling is refused up front (:func:`certify.budget.require`) when
-    twice the last evaluation's time exceeds the time left: the evaluation (an Arb quadrature
-    for the subsampled Gaussian) cannot check the deadline while it runs, and its cost at least
-    doubles with the precision, so such a step could not have finished in time.
+    :data:`~certify.budget.PRECISION_DOUBLING_FACTOR` times the last evaluation's time exceeds
+    the time left: the evaluation (an Arb quadrature for the subsampled Gaussian) grows 3-8x
+    with each doubling, and part of it (Arb's quadrature nodes) cannot check the deadline.
     """
     prec = DEFAULT_PRECISION
     spent = 0.0
     while True:
         check_deadline("in the Chernoff certified evaluation")
         if prec > DEFAULT_PRECISION:
-            require(2.0 * spent, f"the Chernoff certified evaluation at {prec} bits")
+            require(PRECISION_DOUBLING_FACTOR * spent,
+                    f"the Chernoff certified evaluation at {prec} bits")
         start = time.perf_counter()
         with workprec(prec):
             per = per_direction()

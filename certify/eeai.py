@@ -65,7 +65,7 @@ from flint import arb, ctx
 from numeric.composition import Composition, compose
 
 from .bound import Bound
-from .budget import require
+from .budget import PRECISION_DOUBLING_FACTOR, require
 from .dgg import dgg_continuity_bound_iid, dgg_moment_bound
 from .eeai_bounds import (
     METHODS,
@@ -222,16 +222,17 @@ def _setup(comp: Composition, methods: tuple[str, ...], prec: int | None):
     """Profiles and delta part at the first precision where the moments are accurate.
 
     Under a time budget a precision doubling is refused up front (:func:`certify.budget.require`)
-    when twice the last pass's time exceeds the time left: the per-step moments are Arb
-    quadratures that cannot check the deadline while they run, and their cost at least doubles
-    with the precision, so such a pass could not have finished in time (no number changes).
+    when :data:`~certify.budget.PRECISION_DOUBLING_FACTOR` times the last pass's time exceeds
+    the time left: the per-step moments are Arb quadratures whose cost grows 3-8x with each
+    doubling (no number changes).
     """
     holder: dict[str, object] = {}
     spent: list[float] = []
 
     def compute() -> arb:
         if spent:
-            require(2.0 * spent[-1], f"the EEAI per-step moments at {ctx.prec} bits")
+            require(PRECISION_DOUBLING_FACTOR * spent[-1],
+                    f"the EEAI per-step moments at {ctx.prec} bits")
         start = time.perf_counter()
         profiles = _profiles(comp, methods)
         holder["profiles"] = profiles
