@@ -103,6 +103,24 @@ to [0.70, 2.12], the jump went to (128, 256), and the coarse Q||P upper end no l
 fine level skip that order (the carry of :func:`_epsilon_once`): 5.7 s instead of 1.4 s."""
 
 
+HETERO_MANY_TERMS = 50
+"""Several terms: from this many terms on, the coarse levels (``single`` at most
+:data:`HETERO_COARSE_SINGLE`) start the chord test from :data:`HETERO_INITIAL_MANY` instead of
+:data:`HETERO_INITIAL` (see there)."""
+
+HETERO_COARSE_SINGLE = 4
+HETERO_INITIAL_MANY = 4
+"""The chord test's starting grid (``initial``) of the coarse levels of a composition of at
+least :data:`HETERO_MANY_TERMS` terms (tightness and work only: any points are valid)."""
+
+
+def _hetero_initial(n_terms: int, res: Resolution) -> int:
+    """The chord test's ``initial`` for one term of a composition of ``n_terms`` terms."""
+    if n_terms >= HETERO_MANY_TERMS and res.single <= HETERO_COARSE_SINGLE:
+        return HETERO_INITIAL_MANY
+    return HETERO_INITIAL
+
+
 HETERO_COST_OFFSET = 8
 """Several terms: the work of level j predicted from level i's evaluations as
 ``evals_i (OFFSET + single_j) / (OFFSET + single_i)``. A term's evaluations grow like
@@ -236,7 +254,7 @@ def _law_multi(comp: Composition, res: Resolution, bits: int, direction: str, up
     for step, _ in terms:
         check_deadline("in the lattice terms")
         _, unit, idx, values, tails = _term_points(step, total, res, bits, sigma_m,
-                                                   HETERO_INITIAL)
+                                                   _hetero_initial(len(terms), res))
         _check_block_memory(step, idx, res)
         evals += len(idx)  # cached or not: the work measure must not depend on the caches
         if up is not None:
@@ -455,14 +473,17 @@ def _scale(b: Bound) -> Any:
 
 
 def _next_level(i: int, best: Bound, rel: float, evals: int, spent: int, afford: float,
-                memory=None, several: bool = False) -> tuple[int | None, str | None]:
+                memory=None, several: bool = False, orders: float = 1.0
+                ) -> tuple[int | None, str | None]:
     """The next resolution to try after level i, or (None, why not). The width shrinks about
     2-fold per level (second order in the grid, one of the two resolutions doubled), so the
     level predicted to reach the target is tried directly (at most 6 levels up), or the finest
     the work budget and the memory budget (``memory(j)``: estimated MiB of level j) afford.
     ``several`` (a composition of several terms): the width and cost models and the jump cap
     of :data:`HETERO_WIDTH_PER_LEVEL`, :data:`HETERO_COST_OFFSET` and :data:`HETERO_MAX_JUMP` (one
-    term: unchanged)."""
+    term: unchanged). ``orders`` (several terms): the pair orders the next level is expected to
+    compute over those this level computed (:func:`_orders_ratio`); it scales the predicted
+    work."""
     if i + 1 == len(LEVELS):
         return None, "the finest resolution was reached"
     per_level, cap = ((HETERO_WIDTH_PER_LEVEL, HETERO_MAX_JUMP) if several
@@ -475,7 +496,7 @@ def _next_level(i: int, best: Bound, rel: float, evals: int, spent: int, afford:
 
     def cost(j: int) -> float:
         if several:
-            return evals * (HETERO_COST_OFFSET + LEVELS[j].single) / (
+            return evals * orders * (HETERO_COST_OFFSET + LEVELS[j].single) / (
                 HETERO_COST_OFFSET + LEVELS[i].single)
         return evals * _COST_PER_LEVEL ** (j - i)
 
@@ -491,6 +512,25 @@ def _next_level(i: int, best: Bound, rel: float, evals: int, spent: int, afford:
     return None, (f"the time budget affords no finer grid (the next resolution needs ~"
                   f"{cost(i + 1):.0f} more single-step evaluations, {afford:.0f} are "
                   f"allowed)")
+
+
+def _orders_ratio(out: Bound, best: Bound, carry: dict) -> float:
+    r"""Several terms, eps queries: the pair orders the next level will compute over those this
+    level computed (a work prediction only). The next level computes the winning order and
+    every other order whose carried upper end is not below the intersected interval's *lower*
+    end: an order d with carried :math:`\bar\varepsilon_d <` lower is skipped for sure, since
+    then :math:`\varepsilon_d < \text{lower} \le \max_o \varepsilon_o`, so the maximum is
+    another order's eps, and that order's upper end at the next level is at least its eps, which
+    is above :math:`\bar\varepsilon_d` (the skip test of :func:`_epsilon_once`). For DP-SGD the
+    order Q||P is computed at the coarsest level only: the next level costs about half the work
+    per resolution step that the coarsest level's count suggests (1000 noise levels: the
+    coarsest level computed 2 orders, the next one 1)."""
+    now = len(out.inputs.get("h", {})) or 1
+    win = carry.get("win")
+    lo = best.lower_mpf if best.lower.is_finite else -math.inf
+    later = 1 + sum(1 for d, v in carry.items()
+                    if d not in ("win", win) and (v is None or not v < lo))
+    return later / now
 
 
 def _refine(once, comp: Composition, x: arb, rel_width: Any, bits: int | None) -> Bound:
@@ -529,8 +569,9 @@ def _refine(once, comp: Composition, x: arb, rel_width: Any, bits: int | None) -
                          merged.direction, out.warnings, out.inputs)
         if not _wide(best, rel):
             break
+        orders = _orders_ratio(out, best, extra["carry"]) if extra else 1.0
         nxt, why = _next_level(i, best, rel, evals, spent, afford, memory,
-                               len(comp.terms) > 1)
+                               len(comp.terms) > 1, orders)
         if nxt is None:
             break
         i = nxt

@@ -87,21 +87,50 @@ def test_several_terms_100_levels_measured_case_goes_straight_to_64_128():
     assert (LEVELS[old].single, LEVELS[old].composed) == (16, 32)
 
 
+@pytest.mark.parametrize("orders", [1.0, 0.5])
 @pytest.mark.parametrize("afford", [25_000.0, 60_000.0, 150_000.0, 700_000.0])
-def test_several_terms_work_budget_picks_the_finest_affordable_level(afford):
+def test_several_terms_work_budget_picks_the_finest_affordable_level(afford, orders):
     b = _bound(3.0, 4.8)  # far from the target (1.96^12 < 3750): the wanted level is the cap
     evals, spent, i = 10_000, 10_000, 0
 
     def cost(j: int) -> float:
         s0, s1 = LEVELS[i].single, LEVELS[j].single  # the documented HETERO_COST_OFFSET rule
-        return evals * (HETERO_COST_OFFSET + s1) / (HETERO_COST_OFFSET + s0)
+        return evals * orders * (HETERO_COST_OFFSET + s1) / (HETERO_COST_OFFSET + s0)
 
     ok = [j for j in range(i + 1, i + HETERO_MAX_JUMP + 1) if spent + cost(j) <= afford]
-    got, why = lt._next_level(i, b, REL, evals, spent, afford, None, True)
+    got, why = lt._next_level(i, b, REL, evals, spent, afford, None, True, orders)
     if ok:
         assert got == max(ok) and why is None
     else:
         assert got is None and "time budget" in why
+
+
+def _with_orders(*orders: str) -> Bound:
+    b = _bound(4.4, 4.8)
+    b.inputs["h"] = {d: 2.0**-10 for d in orders}
+    return b
+
+
+@pytest.mark.parametrize(("carried", "computed", "want"), [
+    (4.0, ("P||Q", "Q||P"), 0.5),  # Q||P's carried upper end below the lower end: skipped
+    (4.5, ("P||Q", "Q||P"), 1.0),  # not below: both orders again
+    (None, ("P||Q", "Q||P"), 1.0),  # vacuous: both
+    (4.0, ("P||Q",), 1.0),  # already skipped here: one order, one order next
+])
+def test_orders_ratio_counts_the_orders_sure_to_be_skipped(carried, computed, want):
+    b = _with_orders(*computed)
+    carry = {"P||Q": 4.7, "Q||P": carried, "win": "P||Q"}
+    assert lt._orders_ratio(b, b, carry) == want
+
+
+def test_orders_ratio_lets_the_1000_level_case_jump_further():
+    # measured (docs/lattice-target.md): 1000 noise levels, coarsest level [17.19, 18.95] after
+    # 207 000 evaluations of two orders; the default budget (480 000) then afforded only (4, 8)
+    b = _bound(17.19, 18.95)
+    full, _ = lt._next_level(0, b, REL, 207_000, 207_000, 480_000.0, None, True, 1.0)
+    half, _ = lt._next_level(0, b, REL, 207_000, 207_000, 480_000.0, None, True, 0.5)
+    assert (LEVELS[full].single, LEVELS[full].composed) == (4, 8)
+    assert LEVELS[half].single > LEVELS[full].single
 
 
 def test_several_terms_none_affordable_says_why():
@@ -130,3 +159,19 @@ def test_many_distinct_gaussians_at_rate_one_bracket_gdp_epsilon():
         assert _gdp_delta(mu, lo) >= 1e-6 >= _gdp_delta(mu, hi)
     assert hi - lo <= 1e-4 * hi
     assert not any("above the target" in w for w in b.warnings)
+
+
+def test_many_terms_coarse_start_brackets_gdp_epsilon():
+    # at least HETERO_MANY_TERMS distinct terms: the coarse levels start the chord test from the
+    # smaller grid (lt.HETERO_INITIAL_MANY); the interval must still contain the exact eps
+    n = lt.HETERO_MANY_TERMS + 2
+    sigmas = [6.0 + 0.125 * i for i in range(n)]
+    comp = [(PoissonSubsampledGaussian(s, 1.0), 2) for s in sigmas]
+    b = target_epsilon_interval(comp, 1e-6, rel_width=1e-3)
+    lo, hi = float(b.lower_mpf), float(b.upper_mpf)
+    with mp.workdps(40):
+        mu = mp.sqrt(sum(mp.mpf(2) / mp.mpf(s) ** 2 for s in sigmas))  # GDP Cor. 3.3
+        assert _gdp_delta(mu, lo) >= 1e-6 >= _gdp_delta(mu, hi)
+    assert hi - lo <= 1e-3 * hi
+    assert lt._hetero_initial(n, LEVELS[0]) == lt.HETERO_INITIAL_MANY
+    assert lt._hetero_initial(n - 3, LEVELS[0]) == lt.HETERO_INITIAL
