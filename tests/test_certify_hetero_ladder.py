@@ -111,16 +111,37 @@ def _with_orders(*orders: str) -> Bound:
     return b
 
 
-@pytest.mark.parametrize(("carried", "computed", "want"), [
-    (4.0, ("P||Q", "Q||P"), 0.5),  # Q||P's carried upper end below the lower end: skipped
-    (4.5, ("P||Q", "Q||P"), 1.0),  # not below: both orders again
-    (None, ("P||Q", "Q||P"), 1.0),  # vacuous: both
-    (4.0, ("P||Q",), 1.0),  # already skipped here: one order, one order next
+@pytest.mark.parametrize(("carried", "computed", "lazy"), [
+    (4.0, ("P||Q", "Q||P"), ()),  # Q||P's carried upper end below the lower end: skipped
+    (4.5, ("P||Q", "Q||P"), (3,)),  # not below: Q||P lazily, from the level it was computed at
+    (None, ("P||Q", "Q||P"), (3,)),  # vacuous: lazily too
+    (4.0, ("P||Q",), ()),  # already skipped here
 ])
-def test_orders_ratio_counts_the_orders_sure_to_be_skipped(carried, computed, want):
+def test_next_orders_counts_the_orders_sure_to_be_skipped(carried, computed, lazy):
     b = _with_orders(*computed)
-    carry = {"P||Q": 4.7, "Q||P": carried, "win": "P||Q"}
-    assert lt._orders_ratio(b, b, carry) == want
+    b.inputs["single_step_evaluations_level"] = 10_000
+    carry = {"P||Q": 4.7, "Q||P": carried, "win": "P||Q", "at": {"P||Q": 5, "Q||P": 3}}
+    per_order, orders, got = lt._next_orders(b, b, carry, False)
+    assert (per_order, orders, got) == (10_000 / len(computed), 1.0, lazy)
+    per_small, _, _ = lt._next_orders(b, b, carry, True)
+    assert per_small == per_order * lt.HETERO_INITIAL_COST
+
+
+def test_lazy_orders_cost_their_own_cheaper_level():
+    b = _bound(3.0, 4.8)
+    i, evals = 0, 1_000.0
+    step = lt.HETERO_LAZY_STEP
+
+    def cost(j: int, lazy: tuple[int, ...]) -> float:  # the documented rule
+        off = HETERO_COST_OFFSET
+        more = sum(off + LEVELS[min(k + step, j)].single for k in lazy)
+        return evals * (off + LEVELS[j].single + more) / (off + LEVELS[i].single)
+
+    for afford in (5_000.0, 20_000.0, 60_000.0):
+        for lazy in ((), (0,)):
+            ok = [j for j in range(1, HETERO_MAX_JUMP + 1) if cost(j, lazy) <= afford]
+            got, _ = lt._next_level(i, b, REL, evals, 0, afford, None, True, 1.0, lazy)
+            assert got == (max(ok) if ok else None)
 
 
 def test_orders_ratio_lets_the_1000_level_case_jump_further():
