@@ -138,17 +138,19 @@ HETERO_INITIAL_COST = 2.63
 small one (:data:`HETERO_INITIAL_MANY`), for the work prediction. Measured at the coarsest
 level (2, 4): 100 noise levels 20 826 / 7 884 = 2.64, 1000 levels 207 490 / 78 940 = 2.63."""
 
-HETERO_COST_OFFSET = 8
+HETERO_COST_OFFSET = 12
 """Several terms: the work of level j predicted from level i's evaluations as
-``evals_i (OFFSET + single_j) / (OFFSET + single_i)``. A term's evaluations grow like
-``F + a single`` (the starting grid F ~ 100 points; a = 7.5 per unit at 100 levels, 13 at 1000,
-since the points follow the composed law: OFFSET = F / a_max), and the finer levels usually
-recompute one pair order where the first computed two, so this over-estimates. Measured: 100
-levels (2, 4) -> (64, 128): predicted 150 000, taken 56 591; 1000 levels (2, 4) -> (32, 64):
-predicted 828 000, taken 595 350. The one-term 1.5^(j - i) made every jump of more than a few
-levels look unaffordable; (13 + s_j) / (13 + s_i) under-estimated the 1000-level jump and
-overspent the default budget (674 290 evaluations of 480 000); s_j / s_i kept 100 levels from
-jumping to (64, 128) (666 000 predicted) and cost an extra level (17.1 s instead of 12.6)."""
+``evals_i (OFFSET + single_j) / (OFFSET + single_i)`` per pair order (:func:`_next_orders`).
+Session hetero3: 12, was 8. A term's evaluations per pair order are about 86 + 7 single with
+the normal starting grid, at 100 and at 1000 noise levels alike: (2, 4) 104, (32, 64) 298,
+(64, 128) 566 per term and order, predicted from (2, 4) with 12: 327 and 565. With 8 (and the
+work of the orders counted in bulk: the coarsest level computes two, the finer ones one) the
+model over-estimated: 100 levels (2, 4) -> (64, 128) predicted 150 000, taken 56 591.
+Earlier trials: the one-term 1.5^(j - i) made every jump of more than a few levels look
+unaffordable; s_j / s_i kept 100 levels from jumping to (64, 128) (666 000 predicted) and cost an
+extra level (17.1 s instead of 12.6); a 1000-level run that computed both orders at (32, 64)
+(the carry could not skip Q||P; now a lazy order, :func:`_epsilon_once`) overspent the default
+budget (674 290 evaluations of 480 000)."""
 
 DEFAULT_EVALUATIONS = 480_000
 """Work budget without an active time budget, in single-step evaluations (about a minute of CPU
@@ -525,7 +527,7 @@ def _scale(b: Bound) -> Any:
 
 def _next_level(i: int, best: Bound, rel: float, evals: float, spent: int, afford: float,
                 memory=None, several: bool = False, orders: float = 1.0,
-                lazy: tuple[int, ...] = ()) -> tuple[int | None, str | None]:
+                lazy: tuple[int, ...] = (), n_terms: int = 2) -> tuple[int | None, str | None]:
     """The next resolution to try after level i, or (None, why not). The width shrinks about
     2-fold per level (second order in the grid, one of the two resolutions doubled), so the
     level predicted to reach the target is tried directly (at most 6 levels up), or the finest
@@ -535,7 +537,8 @@ def _next_level(i: int, best: Bound, rel: float, evals: float, spent: int, affor
     term: unchanged). Several terms, with ``evals`` the work of one pair order at level i (see
     :func:`_next_orders`): ``orders`` pair orders computed at level j and one lazy order
     (:func:`_epsilon_once`) per entry of ``lazy`` (the level it was last computed at), at
-    :data:`HETERO_LAZY_STEP` levels above that."""
+    :data:`HETERO_LAZY_STEP` levels above that (cheaper by :data:`HETERO_INITIAL_COST` where
+    that level starts from the small grid of :func:`_hetero_initial` for ``n_terms`` terms)."""
     if i + 1 == len(LEVELS):
         return None, "the finest resolution was reached"
     per_level, cap = ((HETERO_WIDTH_PER_LEVEL, HETERO_MAX_JUMP) if several
@@ -548,8 +551,11 @@ def _next_level(i: int, best: Bound, rel: float, evals: float, spent: int, affor
 
     def cost(j: int) -> float:
         if several:
-            more = sum(HETERO_COST_OFFSET + LEVELS[min(k + HETERO_LAZY_STEP, j)].single
-                       for k in lazy)
+            more = 0.0
+            for k in lazy:
+                lv = LEVELS[min(k + HETERO_LAZY_STEP, j)]
+                small = _hetero_initial(n_terms, lv) != HETERO_INITIAL
+                more += (HETERO_COST_OFFSET + lv.single) / (HETERO_INITIAL_COST if small else 1.0)
             return evals * (orders * (HETERO_COST_OFFSET + LEVELS[j].single) + more) / (
                 HETERO_COST_OFFSET + LEVELS[i].single)
         return evals * _COST_PER_LEVEL ** (j - i)
@@ -636,7 +642,7 @@ def _refine(once, comp: Composition, x: arb, rel_width: Any, bits: int | None) -
             per_order, orders, lazy = _next_orders(out, best, extra["carry"],
                                                    _hetero_initial(n, res) != HETERO_INITIAL)
             nxt, why = _next_level(i, best, rel, per_order, spent, afford, memory, True, orders,
-                                   lazy)
+                                   lazy, n)
         else:
             nxt, why = _next_level(i, best, rel, evals, spent, afford, memory,
                                    len(comp.terms) > 1)

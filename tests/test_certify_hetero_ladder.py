@@ -134,14 +134,19 @@ def test_lazy_orders_cost_their_own_cheaper_level():
 
     def cost(j: int, lazy: tuple[int, ...]) -> float:  # the documented rule
         off = HETERO_COST_OFFSET
-        more = sum(off + LEVELS[min(k + step, j)].single for k in lazy)
+        more = 0.0
+        for k in lazy:
+            lv = LEVELS[min(k + step, j)]
+            small = n >= lt.HETERO_MANY_TERMS and lv.single <= lt.HETERO_COARSE_SINGLE
+            more += (off + lv.single) / (lt.HETERO_INITIAL_COST if small else 1.0)
         return evals * (off + LEVELS[j].single + more) / (off + LEVELS[i].single)
 
-    for afford in (5_000.0, 20_000.0, 60_000.0):
-        for lazy in ((), (0,)):
-            ok = [j for j in range(1, HETERO_MAX_JUMP + 1) if cost(j, lazy) <= afford]
-            got, _ = lt._next_level(i, b, REL, evals, 0, afford, None, True, 1.0, lazy)
-            assert got == (max(ok) if ok else None)
+    for n in (10, 1000):
+        for afford in (5_000.0, 20_000.0, 60_000.0):
+            for lazy in ((), (0,)):
+                ok = [j for j in range(1, HETERO_MAX_JUMP + 1) if cost(j, lazy) <= afford]
+                got, _ = lt._next_level(i, b, REL, evals, 0, afford, None, True, 1.0, lazy, n)
+                assert got == (max(ok) if ok else None)
 
 
 def test_orders_ratio_lets_the_1000_level_case_jump_further():
