@@ -111,18 +111,19 @@ def _with_orders(*orders: str) -> Bound:
     return b
 
 
-@pytest.mark.parametrize(("carried", "computed", "lazy"), [
-    (4.0, ("P||Q", "Q||P"), ()),  # Q||P's carried upper end below the lower end: skipped
-    (4.5, ("P||Q", "Q||P"), (3,)),  # not below: Q||P lazily, from the level it was computed at
-    (None, ("P||Q", "Q||P"), (3,)),  # vacuous: lazily too
-    (4.0, ("P||Q",), ()),  # already skipped here
+@pytest.mark.parametrize(("carried", "computed", "orders", "lazy"), [
+    (4.0, ("P||Q", "Q||P"), 1.0, ()),  # Q||P's carried upper end below the lower end: skipped
+    (4.5, ("P||Q", "Q||P"), 1.0, (3,)),  # not below, but below P||Q's: Q||P lazily
+    (4.7, ("P||Q", "Q||P"), 2.0, ()),  # equal to P||Q's (a symmetric pair): computed in full
+    (None, ("P||Q", "Q||P"), 2.0, ()),  # vacuous: computed in full
+    (4.0, ("P||Q",), 1.0, ()),  # already skipped here
 ])
-def test_next_orders_counts_the_orders_sure_to_be_skipped(carried, computed, lazy):
+def test_next_orders_counts_the_orders_sure_to_be_skipped(carried, computed, orders, lazy):
     b = _with_orders(*computed)
     b.inputs["single_step_evaluations_level"] = 10_000
     carry = {"P||Q": 4.7, "Q||P": carried, "win": "P||Q", "at": {"P||Q": 5, "Q||P": 3}}
-    per_order, orders, got = lt._next_orders(b, b, carry, False)
-    assert (per_order, orders, got) == (10_000 / len(computed), 1.0, lazy)
+    per_order, got_orders, got = lt._next_orders(b, b, carry, False)
+    assert (per_order, got_orders, got) == (10_000 / len(computed), orders, lazy)
     per_small, _, _ = lt._next_orders(b, b, carry, True)
     assert per_small == per_order * lt.HETERO_INITIAL_COST
 
@@ -201,3 +202,28 @@ def test_many_terms_coarse_start_brackets_gdp_epsilon():
     assert hi - lo <= 1e-3 * hi
     assert lt._hetero_initial(n, LEVELS[0]) == lt.HETERO_INITIAL_MANY
     assert lt._hetero_initial(n - 3, LEVELS[0]) == lt.HETERO_INITIAL
+
+
+def test_lazy_order_is_recomputed_at_a_cheaper_level_and_then_skipped():
+    # DP-SGD, 4 noise levels: the order Q||P (eps ~0.56) lies far below P||Q (eps ~1.325). A
+    # carried Q||P upper end of 1.33 is a valid (if loose) upper end but lies above the (16, 32)
+    # P||Q upper end, so Q||P is first recomputed at (4, 8), two levels above (2, 4), and skipped
+    from flint import arb
+
+    from certify.lattice_adaptive import Resolution
+    from numeric.composition import compose
+
+    comp = compose([(PoissonSubsampledGaussian(s, 0.01), 50) for s in (0.8, 1.1, 1.5, 2.0)])
+    fine = LEVELS.index(Resolution(16, 32))
+    plain = {}
+    lt._epsilon_once(comp, arb(1e-5), LEVELS[0], 80, plain)
+    want, n_plain = lt._epsilon_once(comp, arb(1e-5), LEVELS[fine], 80, plain)
+    assert "lazy_orders" not in want.inputs
+    carry = {"P||Q": 1.34, "Q||P": 1.33, "win": "P||Q", "at": {"P||Q": 0, "Q||P": 0}}
+    got, n_lazy = lt._epsilon_once(comp, arb(1e-5), LEVELS[fine], 80, carry)
+    assert got.inputs["lazy_orders"] == {"Q||P": (4, 8)}
+    assert got.inputs["per_direction"]["Q||P"] < 0.6 < 1.3 < got.inputs["per_direction"]["P||Q"]
+    assert list(got.inputs["h"]) == ["P||Q"]  # Q||P not computed at (16, 32)
+    assert n_lazy > n_plain
+    assert (got.lower_mpf, got.upper_mpf) == (want.lower_mpf, want.upper_mpf)
+    assert carry["at"]["Q||P"] == LEVELS.index(Resolution(4, 8))
