@@ -576,10 +576,11 @@ def _next_level(i: int, best: Bound, rel: float, evals: float, spent: int, affor
                   f"allowed)")
 
 
-def _next_orders(out: Bound, best: Bound, carry: dict, initial_changes: bool
+def _next_orders(out: Bound, evals: int, best: Bound, carry: dict, initial_changes: bool
                  ) -> tuple[float, float, tuple[int, ...]]:
-    r"""Several terms, eps queries: (work of one pair order at this level, pair orders the next
-    level computes, levels of its lazy orders) for :func:`_next_level` (a work prediction only).
+    r"""Several terms, eps queries: (work of one pair order at this level, given its ``evals``;
+    pair orders the next level computes in full; levels of its lazy orders) for
+    :func:`_next_level` (a work prediction only).
 
     The next level computes the winning order and every other order whose carried upper end
     is not below the intersected interval's *lower* end lazily (:func:`_epsilon_once`): an order
@@ -591,7 +592,7 @@ def _next_orders(out: Bound, best: Bound, carry: dict, initial_changes: bool
     (:func:`_hetero_initial`), and the next is predicted with the normal one (the jump usually
     leaves the coarse levels): the work per order is scaled by :data:`HETERO_INITIAL_COST`."""
     now = len(out.inputs.get("h", {})) or 1
-    per_order = out.inputs.get("single_step_evaluations_level", 0) / now
+    per_order = evals / now
     if initial_changes:
         per_order *= HETERO_INITIAL_COST
     win = carry.get("win")
@@ -647,9 +648,8 @@ def _refine(once, comp: Composition, x: arb, rel_width: Any, bits: int | None) -
         if not _wide(best, rel):
             break
         if extra:
-            out.inputs["single_step_evaluations_level"] = evals
             n = len(comp.terms)
-            per_order, orders, lazy = _next_orders(out, best, extra["carry"],
+            per_order, orders, lazy = _next_orders(out, evals, best, extra["carry"],
                                                    _hetero_initial(n, res) != HETERO_INITIAL)
             nxt, why = _next_level(i, best, rel, per_order, spent, afford, memory, True, orders,
                                    lazy, n)

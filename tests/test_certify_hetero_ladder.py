@@ -120,11 +120,10 @@ def _with_orders(*orders: str) -> Bound:
 ])
 def test_next_orders_counts_the_orders_sure_to_be_skipped(carried, computed, orders, lazy):
     b = _with_orders(*computed)
-    b.inputs["single_step_evaluations_level"] = 10_000
     carry = {"P||Q": 4.7, "Q||P": carried, "win": "P||Q", "at": {"P||Q": 5, "Q||P": 3}}
-    per_order, got_orders, got = lt._next_orders(b, b, carry, False)
+    per_order, got_orders, got = lt._next_orders(b, 10_000, b, carry, False)
     assert (per_order, got_orders, got) == (10_000 / len(computed), orders, lazy)
-    per_small, _, _ = lt._next_orders(b, b, carry, True)
+    per_small, _, _ = lt._next_orders(b, 10_000, b, carry, True)
     assert per_small == per_order * lt.HETERO_INITIAL_COST
 
 
