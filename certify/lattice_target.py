@@ -345,16 +345,36 @@ def _method(ups: dict, direction: str) -> str:
     return f"lattice[h={ups[direction].h!r}]"
 
 
-def _delta_once(comp: Composition, e: arb, res: Resolution, bits: int) -> tuple[Bound, int]:
+def _delta_once(comp: Composition, e: arb, res: Resolution, bits: int,
+                carry: dict | None = None) -> tuple[Bound, int]:
+    r"""One resolution of a delta query. ``carry`` (several terms only): each order's certified
+    delta upper end from the coarser levels (an exact ball at the upper end); an order whose
+    earlier upper end lies strictly below this level's upper end of another order is not
+    recomputed and its earlier value is used. Sound as for :func:`_epsilon_once`: delta of the
+    composition is the max over the orders of their delta, and each earlier value is a
+    certified upper end of its order's delta (so the max over the orders is this level's)."""
     e_lo = arb(e.lower()) if not e.is_exact() else e
     per_up = {}
+    old = carry if carry is not None else {}
 
     def pick(ups: dict) -> str:
         with workprec(DEFAULT_PRECISION):
-            per_up.update({d: lat.delta_upper(e_lo) for d, lat in ups.items()})
+            per_up.update({d: lat.delta_upper(e_lo) for d, lat in ups.items() if d not in per_up})
         return max(per_up, key=lambda k: per_up[k].upper())
 
-    ups, lows, evals = _laws(comp, res, bits, pick)
+    def skip(d: str, ups: dict) -> bool:
+        pick(ups)
+        top = max(arb(v.upper()) for v in per_up.values())
+        if old.get(d) is None or not old[d] < top:
+            return False
+        per_up[d] = old[d]
+        return True
+
+    ups, lows, evals = _laws(comp, res, bits, pick, skip if carry is not None else None,
+                             old.get("win"))
+    if carry is not None:
+        carry.update({d: arb(v.upper()) for d, v in per_up.items() if d in ups})
+        carry["win"] = max(per_up, key=lambda k: per_up[k].upper())
     with workprec(DEFAULT_PRECISION):
         win = max(per_up, key=lambda k: per_up[k].upper())
         _, hi = endpoints(arb(per_up[win].upper()))
@@ -624,8 +644,8 @@ def _refine(once, comp: Composition, x: arb, rel_width: Any, bits: int | None) -
         return level_memory_mib(comp, LEVELS[j])
 
     best, spent, why, i = None, 0, None, 0
-    # several terms: the eps upper ends of the pair orders carried from level to level
-    extra = {"carry": {}} if once is _epsilon_once and len(comp.terms) > 1 else {}
+    # several terms: the upper ends of the pair orders carried from level to level
+    extra = {"carry": {}} if len(comp.terms) > 1 else {}
     for _ in range(len(LEVELS)):
         res = LEVELS[i]
         try:
@@ -647,7 +667,7 @@ def _refine(once, comp: Composition, x: arb, rel_width: Any, bits: int | None) -
                          merged.direction, out.warnings, out.inputs)
         if not _wide(best, rel):
             break
-        if extra:
+        if extra and once is _epsilon_once:
             n = len(comp.terms)
             per_order, orders, lazy = _next_orders(out, evals, best, extra["carry"],
                                                    _hetero_initial(n, res) != HETERO_INITIAL)
