@@ -50,6 +50,18 @@ from .lattice_adaptive import (
 )
 from .lattice_grid import bounded_cache, check_params, grid_range, lattice_terms
 from .lattice_hetero import LOWER_OPS_RENORM, MultiPower
+from .lattice_hetero_ladder import (  # the HETERO_* constants also read from here
+    HETERO_COST_OFFSET,  # noqa: F401
+    HETERO_EVAL_GUARD,
+    HETERO_INITIAL,
+    HETERO_LAZY_STEP,
+    HETERO_MAX_JUMP,
+    HETERO_WIDTH_PER_LEVEL,
+    has_margin,
+    hetero_initial,
+    next_orders,
+    several_cost,
+)
 from .lattice_lower import A_LOWER, epsilon_lower
 from .lattice_measure import epsilon_upper
 from .lattice_steps import step_assumptions
@@ -78,79 +90,6 @@ CPU, (128, 256) 3.2e-5 in 1.7 s)."""
 
 _WIDTH_PER_LEVEL = 1.8  # the width falls about this much per level (measured 1.76-1.83)
 _COST_PER_LEVEL = 1.5  # single-step evaluations grow about this much per level
-
-HETERO_WIDTH_PER_LEVEL = 1.96
-"""Several terms (heterogeneous compositions): the width falls about this much per level.
-Measured, 100 DP-SGD noise levels (sigma 0.8..2.0, rate 0.01, 100 steps each, delta 1e-5):
-(2, 4) 7.6e-2 -> (16, 32) 1.46e-3 (1.93 per level), (64, 64) 2.35e-4 -> (64, 128) 9.54e-5
-(2.46) -> (128, 128) 6.11e-5 (1.56): 1.96 on average. With the one-term 1.8 the refinement
-jumped from (16, 32) over (64, 128), which meets 1e-4, to (128, 128) (6.1e-5, 1.6x the CPU).
-Tightness and time only: any level's interval is sound."""
-
-HETERO_MAX_JUMP = 12
-"""Several terms: at most this many levels up in one step (one term: 6). Each level of a
-heterogeneous composition costs a pass over all its terms, so the intermediate levels the
-one-term cap forces (100 levels: (2, 4) -> (16, 32) -> ..., 2.2 s of CPU for (16, 32)) are
-skipped when the coarsest level already predicts the target's level."""
-
-HETERO_INITIAL = 6
-"""Several terms: the chord test's starting grid per term (``initial`` of
-:func:`certify.lattice_adaptive.adaptive_points`: 32-64 points, as for one term). Tried and
-rejected: 4 (~16 points) at the coarse levels (single <= 4), whose job is to predict the
-target's level. At 100 levels (2, 4) took 7 884 evaluations and 0.8 s instead of 20 826 and
-1.9 s and predicted the same level; but at 10 levels its interval widened from [1.740, 1.800]
-to [0.70, 2.12], the jump went to (128, 256), and the coarse Q||P upper end no longer let the
-fine level skip that order (the carry of :func:`_epsilon_once`): 5.7 s instead of 1.4 s."""
-
-
-HETERO_MANY_TERMS = 50
-"""Several terms: from this many terms on, the coarse levels (``single`` at most
-:data:`HETERO_COARSE_SINGLE`) start the chord test from :data:`HETERO_INITIAL_MANY` instead of
-:data:`HETERO_INITIAL` (see there)."""
-
-HETERO_COARSE_SINGLE = 4
-HETERO_INITIAL_MANY = 4
-"""The chord test's starting grid (``initial``) of the coarse levels of a composition of at
-least :data:`HETERO_MANY_TERMS` terms (tightness and work only: any points are valid)."""
-
-
-def _hetero_initial(n_terms: int, res: Resolution) -> int:
-    """The chord test's ``initial`` for one term of a composition of ``n_terms`` terms."""
-    if n_terms >= HETERO_MANY_TERMS and res.single <= HETERO_COARSE_SINGLE:
-        return HETERO_INITIAL_MANY
-    return HETERO_INITIAL
-
-
-HETERO_EVAL_GUARD = 64
-"""Several terms: the single-step curve and tails are evaluated at ``bits + HETERO_EVAL_GUARD``
-bits of working precision (one term: ``DEFAULT_PRECISION + bits``). Tightness and time only:
-every value is an Arb ball, and the blocks re-evaluate at a higher precision whenever a
-chord's or a cell mass's radius exceeds :math:`2^{-B-8}` (:func:`certify.lattice_adaptive.
-adaptive_upper`, :func:`~certify.lattice_adaptive.adaptive_lower`); 64 guard bits cover the
-chords' cancellation (adjacent points at most 2^-20 apart lose about 20 bits)."""
-
-HETERO_LAZY_STEP = 2
-"""Several terms: an order that cannot be skipped is first recomputed this many levels above
-the level it was last computed at (:func:`_epsilon_once`; about 3.8x narrower)."""
-
-HETERO_INITIAL_COST = 2.63
-"""Several terms: the evaluations of a level with the normal starting grid over those with the
-small one (:data:`HETERO_INITIAL_MANY`), for the work prediction. Measured at the coarsest
-level (2, 4): 100 noise levels 20 826 / 7 884 = 2.64, 1000 levels 207 490 / 78 940 = 2.63."""
-
-HETERO_COST_OFFSET = 12
-"""Several terms: the work of level j predicted from level i's evaluations as
-``evals_i (OFFSET + single_j) / (OFFSET + single_i)`` per pair order (:func:`_next_orders`).
-Session hetero3: 12, was 8. A term's evaluations per pair order are about 86 + 7 single with
-the normal starting grid, at 100 and at 1000 noise levels alike: (2, 4) 104, (32, 64) 298,
-(64, 128) 566 per term and order, predicted from (2, 4) with 12: 327 and 565. With 8 (and the
-work of the orders counted in bulk: the coarsest level computes two, the finer ones one) the
-model over-estimated: 100 levels (2, 4) -> (64, 128) predicted 150 000, taken 56 591.
-Earlier trials: the one-term 1.5^(j - i) made every jump of more than a few levels look
-unaffordable; s_j / s_i kept 100 levels from jumping to (64, 128) (666 000 predicted) and cost an
-extra level (17.1 s instead of 12.6); a 1000-level run that computed both orders at (32, 64)
-(the carry could not skip Q||P; now a lazy order, :func:`_epsilon_once`) overspent the default
-budget (674 290 evaluations of 480 000)."""
 
 DEFAULT_EVALUATIONS = 480_000
 """Work budget without an active time budget, in single-step evaluations (about a minute of CPU
@@ -274,7 +213,7 @@ def _law_multi(comp: Composition, res: Resolution, bits: int, direction: str, up
     for step, _ in terms:
         check_deadline("in the lattice terms")
         _, unit, idx, values, tails = _term_points(step, total, res, bits, sigma_m,
-                                                   _hetero_initial(len(terms), res),
+                                                   hetero_initial(len(terms), res.single),
                                                    bits + HETERO_EVAL_GUARD)
         _check_block_memory(step, idx, res)
         evals += len(idx)  # cached or not: the work measure must not depend on the caches
@@ -401,14 +340,15 @@ def _epsilon_once(comp: Composition, target: arb, res: Resolution, bits: int,
     value is a certified upper end of its order's eps, and the max is then this level's.
 
     *Lazy orders* (several terms): when an order's carried upper end is not below, and it lay
-    below the winning order's (:func:`_margin`: not so for symmetric pairs such as the
-    Gaussian, whose two orders are one law), that order is first recomputed (upper end only)
-    at the cheaper level :data:`HETERO_LAZY_STEP` above the one it was last computed at (if that
-    is below this level), its carried value replaced by the smaller of the two (both are
-    certified upper ends of that order's eps, so their minimum is), and the skip test repeated;
-    only if it still fails is the order computed here. 1000 noise levels: the coarsest Q||P
-    upper end (17.99) lay above the (32, 64) P||Q upper end (17.88), so the fine level computed
-    both orders (595 350 evaluations); the lazy Q||P at (4, 8) gives 17.28 and is skipped."""
+    below the winning order's (:func:`certify.lattice_hetero_ladder.has_margin`: not so for
+    symmetric pairs such as the Gaussian, whose two orders are one law), that order is first
+    recomputed (upper end only) at the cheaper level ``HETERO_LAZY_STEP`` above the one it was
+    last computed at (if that is below this level), its carried value replaced by the smaller
+    of the two (both are certified upper ends of that order's eps, so their minimum is), and
+    the skip test repeated; only if it still fails is the order computed here. 1000 noise
+    levels: the coarsest Q||P upper end (17.99) lay above the (32, 64) P||Q upper end (17.88),
+    so the fine level computed both orders (595 350 evaluations); the lazy Q||P at (4, 8) gives
+    17.28 and is skipped."""
     per: dict = {}
     old = carry if carry is not None else {}
     here = LEVELS.index(res) if res in LEVELS else None
@@ -418,7 +358,7 @@ def _epsilon_once(comp: Composition, target: arb, res: Resolution, bits: int,
     def lazy(d: str) -> None:
         at = old.setdefault("at", {})
         k = None if here is None or d not in at else min(at[d] + HETERO_LAZY_STEP, here - 1)
-        if k is None or k <= at[d] or not _margin(old, d):
+        if k is None or k <= at[d] or not has_margin(old, d):
             return
         lat, _, n = _law_multi(comp, LEVELS[k], bits, d, True, False)
         lazy_evals[0] += n
@@ -556,11 +496,9 @@ def _next_level(i: int, best: Bound, rel: float, evals: float, spent: int, affor
     the work budget and the memory budget (``memory(j)``: estimated MiB of level j) afford.
     ``several`` (a composition of several terms): the width and cost models and the jump cap
     of :data:`HETERO_WIDTH_PER_LEVEL`, :data:`HETERO_COST_OFFSET` and :data:`HETERO_MAX_JUMP` (one
-    term: unchanged). Several terms, with ``evals`` the work of one pair order at level i (see
-    :func:`_next_orders`): ``orders`` pair orders computed at level j and one lazy order
-    (:func:`_epsilon_once`) per entry of ``lazy`` (the level it was last computed at), at
-    :data:`HETERO_LAZY_STEP` levels above that (cheaper by :data:`HETERO_INITIAL_COST` where
-    that level starts from the small grid of :func:`_hetero_initial` for ``n_terms`` terms)."""
+    term: unchanged). Several terms: ``evals`` is the work of one pair order at level i, and
+    :func:`certify.lattice_hetero_ladder.several_cost` predicts level j (``orders`` pair orders
+    in full, one lazy order per entry of ``lazy``, for ``n_terms`` terms)."""
     if i + 1 == len(LEVELS):
         return None, "the finest resolution was reached"
     per_level, cap = ((HETERO_WIDTH_PER_LEVEL, HETERO_MAX_JUMP) if several
@@ -573,13 +511,8 @@ def _next_level(i: int, best: Bound, rel: float, evals: float, spent: int, affor
 
     def cost(j: int) -> float:
         if several:
-            more = 0.0
-            for k in lazy:
-                lv = LEVELS[min(k + HETERO_LAZY_STEP, j)]
-                small = _hetero_initial(n_terms, lv) != HETERO_INITIAL
-                more += (HETERO_COST_OFFSET + lv.single) / (HETERO_INITIAL_COST if small else 1.0)
-            return evals * (orders * (HETERO_COST_OFFSET + LEVELS[j].single) + more) / (
-                HETERO_COST_OFFSET + LEVELS[i].single)
+            return several_cost([lv.single for lv in LEVELS], i, j, evals, orders, lazy,
+                                n_terms)
         return evals * _COST_PER_LEVEL ** (j - i)
 
     want = min(i + jump, len(LEVELS) - 1)
@@ -594,41 +527,6 @@ def _next_level(i: int, best: Bound, rel: float, evals: float, spent: int, affor
     return None, (f"the time budget affords no finer grid (the next resolution needs ~"
                   f"{cost(i + 1):.0f} more single-step evaluations, {afford:.0f} are "
                   f"allowed)")
-
-
-def _next_orders(out: Bound, evals: int, best: Bound, carry: dict, initial_changes: bool
-                 ) -> tuple[float, float, tuple[int, ...]]:
-    r"""Several terms, eps queries: (work of one pair order at this level, given its ``evals``;
-    pair orders the next level computes in full; levels of its lazy orders) for
-    :func:`_next_level` (a work prediction only).
-
-    The next level computes the winning order and every other order whose carried upper end
-    is not below the intersected interval's *lower* end lazily (:func:`_epsilon_once`): an order
-    d with carried :math:`\bar\varepsilon_d <` lower is skipped for sure, since then
-    :math:`\varepsilon_d < \text{lower} \le \max_o \varepsilon_o`, so the maximum is another
-    order's eps, and that order's upper end at the next level is at least its eps, which is
-    above :math:`\bar\varepsilon_d`. For DP-SGD the order Q||P is then computed at the coarsest
-    level only. ``initial_changes``: this level started the chord test from the small grid
-    (:func:`_hetero_initial`), and the next is predicted with the normal one (the jump usually
-    leaves the coarse levels): the work per order is scaled by :data:`HETERO_INITIAL_COST`."""
-    now = len(out.inputs.get("h", {})) or 1
-    per_order = evals / now
-    if initial_changes:
-        per_order *= HETERO_INITIAL_COST
-    win = carry.get("win")
-    at = carry.get("at", {})
-    lo = best.lower_mpf if best.lower.is_finite else -math.inf
-    unsure = [d for d, v in carry.items()
-              if d not in ("win", "at", win) and (v is None or not v < lo)]
-    lazy = tuple(at.get(d, 0) for d in unsure if _margin(carry, d))
-    return per_order, 1.0 + len(unsure) - len(lazy), lazy
-
-
-def _margin(carry: dict, d: str) -> bool:
-    """Order d's carried eps upper end lies strictly below the winning order's (a lazy
-    recomputation of d may then let a finer level skip it; a work choice only)."""
-    v, w = carry.get(d), carry.get(carry.get("win"))
-    return v is not None and w is not None and v < w
 
 
 def _refine(once, comp: Composition, x: arb, rel_width: Any, bits: int | None) -> Bound:
@@ -669,8 +567,10 @@ def _refine(once, comp: Composition, x: arb, rel_width: Any, bits: int | None) -
             break
         if extra and once is _epsilon_once:
             n = len(comp.terms)
-            per_order, orders, lazy = _next_orders(out, evals, best, extra["carry"],
-                                                   _hetero_initial(n, res) != HETERO_INITIAL)
+            lower = best.lower_mpf if best.lower.is_finite else -math.inf
+            per_order, orders, lazy = next_orders(len(out.inputs.get("h", {})), evals, lower,
+                                                  extra["carry"],
+                                                  hetero_initial(n, res.single) != HETERO_INITIAL)
             nxt, why = _next_level(i, best, rel, per_order, spent, afford, memory, True, orders,
                                    lazy, n)
         else:

@@ -16,6 +16,7 @@ import pytest
 pytest.importorskip("flint")
 mp = pytest.importorskip("mpmath")
 
+from certify import lattice_hetero_ladder as hl  # noqa: E402
 from certify import lattice_target as lt  # noqa: E402
 from certify.bound import Bound  # noqa: E402
 from certify.engine import Endpoint  # noqa: E402
@@ -121,24 +122,25 @@ def _with_orders(*orders: str) -> Bound:
 def test_next_orders_counts_the_orders_sure_to_be_skipped(carried, computed, orders, lazy):
     b = _with_orders(*computed)
     carry = {"P||Q": 4.7, "Q||P": carried, "win": "P||Q", "at": {"P||Q": 5, "Q||P": 3}}
-    per_order, got_orders, got = lt._next_orders(b, 10_000, b, carry, False)
+    n = len(b.inputs["h"])
+    per_order, got_orders, got = hl.next_orders(n, 10_000, b.lower_mpf, carry, False)
     assert (per_order, got_orders, got) == (10_000 / len(computed), orders, lazy)
-    per_small, _, _ = lt._next_orders(b, 10_000, b, carry, True)
-    assert per_small == per_order * lt.HETERO_INITIAL_COST
+    per_small, _, _ = hl.next_orders(n, 10_000, b.lower_mpf, carry, True)
+    assert per_small == per_order * hl.HETERO_INITIAL_COST
 
 
 def test_lazy_orders_cost_their_own_cheaper_level():
     b = _bound(3.0, 4.8)
     i, evals = 0, 1_000.0
-    step = lt.HETERO_LAZY_STEP
+    step = hl.HETERO_LAZY_STEP
 
     def cost(j: int, lazy: tuple[int, ...]) -> float:  # the documented rule
         off = HETERO_COST_OFFSET
         more = 0.0
         for k in lazy:
             lv = LEVELS[min(k + step, j)]
-            small = n >= lt.HETERO_MANY_TERMS and lv.single <= lt.HETERO_COARSE_SINGLE
-            more += (off + lv.single) / (lt.HETERO_INITIAL_COST if small else 1.0)
+            small = n >= hl.HETERO_MANY_TERMS and lv.single <= hl.HETERO_COARSE_SINGLE
+            more += (off + lv.single) / (hl.HETERO_INITIAL_COST if small else 1.0)
         return evals * (off + LEVELS[j].single + more) / (off + LEVELS[i].single)
 
     for n in (10, 1000):
@@ -189,8 +191,8 @@ def test_many_distinct_gaussians_at_rate_one_bracket_gdp_epsilon():
 
 def test_many_terms_coarse_start_brackets_gdp_epsilon():
     # at least HETERO_MANY_TERMS distinct terms: the coarse levels start the chord test from the
-    # smaller grid (lt.HETERO_INITIAL_MANY); the interval must still contain the exact eps
-    n = lt.HETERO_MANY_TERMS + 2
+    # smaller grid (hl.HETERO_INITIAL_MANY); the interval must still contain the exact eps
+    n = hl.HETERO_MANY_TERMS + 2
     sigmas = [6.0 + 0.125 * i for i in range(n)]
     comp = [(PoissonSubsampledGaussian(s, 1.0), 2) for s in sigmas]
     b = target_epsilon_interval(comp, 1e-6, rel_width=1e-3)
@@ -199,8 +201,8 @@ def test_many_terms_coarse_start_brackets_gdp_epsilon():
         mu = mp.sqrt(sum(mp.mpf(2) / mp.mpf(s) ** 2 for s in sigmas))  # GDP Cor. 3.3
         assert _gdp_delta(mu, lo) >= 1e-6 >= _gdp_delta(mu, hi)
     assert hi - lo <= 1e-3 * hi
-    assert lt._hetero_initial(n, LEVELS[0]) == lt.HETERO_INITIAL_MANY
-    assert lt._hetero_initial(n - 3, LEVELS[0]) == lt.HETERO_INITIAL
+    assert hl.hetero_initial(n, LEVELS[0].single) == hl.HETERO_INITIAL_MANY
+    assert hl.hetero_initial(n - 3, LEVELS[0].single) == hl.HETERO_INITIAL
 
 
 def test_lazy_order_is_recomputed_at_a_cheaper_level_and_then_skipped():
