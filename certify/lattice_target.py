@@ -50,6 +50,18 @@ from .lattice_adaptive import (
 )
 from .lattice_grid import bounded_cache, check_params, grid_range, lattice_terms
 from .lattice_hetero import LOWER_OPS_RENORM, MultiPower
+from .lattice_hetero_ladder import (  # the HETERO_* constants also read from here
+    HETERO_COST_OFFSET,  # noqa: F401
+    HETERO_EVAL_GUARD,
+    HETERO_INITIAL,
+    HETERO_LAZY_STEP,
+    HETERO_MAX_JUMP,
+    HETERO_WIDTH_PER_LEVEL,
+    has_margin,
+    hetero_initial,
+    next_orders,
+    several_cost,
+)
 from .lattice_lower import A_LOWER, epsilon_lower
 from .lattice_measure import epsilon_upper
 from .lattice_steps import step_assumptions
@@ -78,42 +90,6 @@ CPU, (128, 256) 3.2e-5 in 1.7 s)."""
 
 _WIDTH_PER_LEVEL = 1.8  # the width falls about this much per level (measured 1.76-1.83)
 _COST_PER_LEVEL = 1.5  # single-step evaluations grow about this much per level
-
-HETERO_WIDTH_PER_LEVEL = 1.96
-"""Several terms (heterogeneous compositions): the width falls about this much per level.
-Measured, 100 DP-SGD noise levels (sigma 0.8..2.0, rate 0.01, 100 steps each, delta 1e-5):
-(2, 4) 7.6e-2 -> (16, 32) 1.46e-3 (1.93 per level), (64, 64) 2.35e-4 -> (64, 128) 9.54e-5
-(2.46) -> (128, 128) 6.11e-5 (1.56): 1.96 on average. With the one-term 1.8 the refinement
-jumped from (16, 32) over (64, 128), which meets 1e-4, to (128, 128) (6.1e-5, 1.6x the CPU).
-Tightness and time only: any level's interval is sound."""
-
-HETERO_MAX_JUMP = 12
-"""Several terms: at most this many levels up in one step (one term: 6). Each level of a
-heterogeneous composition costs a pass over all its terms, so the intermediate levels the
-one-term cap forces (100 levels: (2, 4) -> (16, 32) -> ..., 2.2 s of CPU for (16, 32)) are
-skipped when the coarsest level already predicts the target's level."""
-
-HETERO_INITIAL = 6
-"""Several terms: the chord test's starting grid per term (``initial`` of
-:func:`certify.lattice_adaptive.adaptive_points`: 32-64 points, as for one term). Tried and
-rejected: 4 (~16 points) at the coarse levels (single <= 4), whose job is to predict the
-target's level. At 100 levels (2, 4) took 7 884 evaluations and 0.8 s instead of 20 826 and
-1.9 s and predicted the same level; but at 10 levels its interval widened from [1.740, 1.800]
-to [0.70, 2.12], the jump went to (128, 256), and the coarse Q||P upper end no longer let the
-fine level skip that order (the carry of :func:`_epsilon_once`): 5.7 s instead of 1.4 s."""
-
-
-HETERO_COST_OFFSET = 8
-"""Several terms: the work of level j predicted from level i's evaluations as
-``evals_i (OFFSET + single_j) / (OFFSET + single_i)``. A term's evaluations grow like
-``F + a single`` (the starting grid F ~ 100 points; a = 7.5 per unit at 100 levels, 13 at 1000,
-since the points follow the composed law: OFFSET = F / a_max), and the finer levels usually
-recompute one pair order where the first computed two, so this over-estimates. Measured: 100
-levels (2, 4) -> (64, 128): predicted 150 000, taken 56 591; 1000 levels (2, 4) -> (32, 64):
-predicted 828 000, taken 595 350. The one-term 1.5^(j - i) made every jump of more than a few
-levels look unaffordable; (13 + s_j) / (13 + s_i) under-estimated the 1000-level jump and
-overspent the default budget (674 290 evaluations of 480 000); s_j / s_i kept 100 levels from
-jumping to (64, 128) (666 000 predicted) and cost an extra level (17.1 s instead of 12.6)."""
 
 DEFAULT_EVALUATIONS = 480_000
 """Work budget without an active time budget, in single-step evaluations (about a minute of CPU
@@ -174,7 +150,7 @@ def check_rel_width(rel_width: Any) -> float:
 
 @bounded_cache(256)
 def _term_points(step: Any, total: int, res: Resolution, bits: int, sigma_m: float,
-                 initial: int = 6):
+                 initial: int = 6, prec: int | None = None):
     """(rough std, unit, points, curve values, tails or None) of one term's single step
     (section A of :mod:`certify.lattice_adaptive`); shared by its upper and lower ends (the
     tails where the step evaluates them with the curve at no extra cost). ``initial``: the
@@ -183,7 +159,8 @@ def _term_points(step: Any, total: int, res: Resolution, bits: int, sigma_m: flo
     unit = unit_below(s1 / res.single)
     tau = s1 / (20.0 * res.single**2)
     tails = {} if step.shared_tails else None
-    idx, values = adaptive_points(step, total, unit, tau, DEFAULT_PRECISION + bits, sigma_m,
+    idx, values = adaptive_points(step, total, unit, tau,
+                                  DEFAULT_PRECISION + bits if prec is None else prec, sigma_m,
                                   float(res.single) ** 2, tails, initial)
     return s1, unit, idx, values, tails
 
@@ -236,7 +213,8 @@ def _law_multi(comp: Composition, res: Resolution, bits: int, direction: str, up
     for step, _ in terms:
         check_deadline("in the lattice terms")
         _, unit, idx, values, tails = _term_points(step, total, res, bits, sigma_m,
-                                                   HETERO_INITIAL)
+                                                   hetero_initial(len(terms), res.single),
+                                                   bits + HETERO_EVAL_GUARD)
         _check_block_memory(step, idx, res)
         evals += len(idx)  # cached or not: the work measure must not depend on the caches
         if up is not None:
@@ -306,16 +284,36 @@ def _method(ups: dict, direction: str) -> str:
     return f"lattice[h={ups[direction].h!r}]"
 
 
-def _delta_once(comp: Composition, e: arb, res: Resolution, bits: int) -> tuple[Bound, int]:
+def _delta_once(comp: Composition, e: arb, res: Resolution, bits: int,
+                carry: dict | None = None) -> tuple[Bound, int]:
+    r"""One resolution of a delta query. ``carry`` (several terms only): each order's certified
+    delta upper end from the coarser levels (an exact ball at the upper end); an order whose
+    earlier upper end lies strictly below this level's upper end of another order is not
+    recomputed and its earlier value is used. Sound as for :func:`_epsilon_once`: delta of the
+    composition is the max over the orders of their delta, and each earlier value is a
+    certified upper end of its order's delta (so the max over the orders is this level's)."""
     e_lo = arb(e.lower()) if not e.is_exact() else e
     per_up = {}
+    old = carry if carry is not None else {}
 
     def pick(ups: dict) -> str:
         with workprec(DEFAULT_PRECISION):
-            per_up.update({d: lat.delta_upper(e_lo) for d, lat in ups.items()})
+            per_up.update({d: lat.delta_upper(e_lo) for d, lat in ups.items() if d not in per_up})
         return max(per_up, key=lambda k: per_up[k].upper())
 
-    ups, lows, evals = _laws(comp, res, bits, pick)
+    def skip(d: str, ups: dict) -> bool:
+        pick(ups)
+        top = max(arb(v.upper()) for v in per_up.values())
+        if old.get(d) is None or not old[d] < top:
+            return False
+        per_up[d] = old[d]
+        return True
+
+    ups, lows, evals = _laws(comp, res, bits, pick, skip if carry is not None else None,
+                             old.get("win"))
+    if carry is not None:
+        carry.update({d: arb(v.upper()) for d, v in per_up.items() if d in ups})
+        carry["win"] = max(per_up, key=lambda k: per_up[k].upper())
     with workprec(DEFAULT_PRECISION):
         win = max(per_up, key=lambda k: per_up[k].upper())
         _, hi = endpoints(arb(per_up[win].upper()))
@@ -339,9 +337,36 @@ def _epsilon_once(comp: Composition, target: arb, res: Resolution, bits: int,
     end from the coarser levels: an order whose earlier upper end lies strictly below this
     level's upper end of another order is not recomputed, and its earlier value is used. That
     is sound: the eps of the composition is the max over the orders of their eps, each earlier
-    value is a certified upper end of its order's eps, and the max is then this level's."""
-    per = {}
+    value is a certified upper end of its order's eps, and the max is then this level's.
+
+    *Lazy orders* (several terms): when an order's carried upper end is not below, and it lay
+    below the winning order's (:func:`certify.lattice_hetero_ladder.has_margin`: not so for
+    symmetric pairs such as the Gaussian, whose two orders are one law), that order is first
+    recomputed (upper end only) at the cheaper level ``HETERO_LAZY_STEP`` above the one it was
+    last computed at (if that is below this level), its carried value replaced by the smaller
+    of the two (both are certified upper ends of that order's eps, so their minimum is), and
+    the skip test repeated; only if it still fails is the order computed here. 1000 noise
+    levels: the coarsest Q||P upper end (17.99) lay above the (32, 64) P||Q upper end (17.88),
+    so the fine level computed both orders (595 350 evaluations); the lazy Q||P at (4, 8) gives
+    17.28 and is skipped."""
+    per: dict = {}
     old = carry if carry is not None else {}
+    here = LEVELS.index(res) if res in LEVELS else None
+    lazy_evals = [0]
+    lazy_at: dict = {}
+
+    def lazy(d: str) -> None:
+        at = old.setdefault("at", {})
+        k = None if here is None or d not in at else min(at[d] + HETERO_LAZY_STEP, here - 1)
+        if k is None or k <= at[d] or not has_margin(old, d):
+            return
+        lat, _, n = _law_multi(comp, LEVELS[k], bits, d, True, False)
+        lazy_evals[0] += n
+        at[d] = k
+        lazy_at[d] = (LEVELS[k].single, LEVELS[k].composed)
+        v = epsilon_upper(lat, target)
+        if v is not None and (old.get(d) is None or v < old[d]):
+            old[d] = v
 
     def pick(ups: dict) -> str:
         per.update({d: epsilon_upper(lat, target) for d, lat in ups.items() if d not in per})
@@ -352,15 +377,21 @@ def _epsilon_once(comp: Composition, target: arb, res: Resolution, bits: int,
             if k not in per:
                 per[k] = epsilon_upper(lat, target)
         done = [v for v in per.values() if v is not None]
-        if old.get(d) is None or not done or not old[d] < max(done):
+        if not done:
+            return False
+        if old.get(d) is None or not old[d] < max(done):
+            lazy(d)
+        if old.get(d) is None or not old[d] < max(done):
             return False
         per[d] = old[d]
         return True
 
     ups, lows, evals = _laws(comp, res, bits, pick, skip if carry is not None else None,
                              old.get("win"))
+    evals += lazy_evals[0]
     if carry is not None:
         carry.update({d: v for d, v in per.items() if d in ups})
+        carry.setdefault("at", {}).update({d: here for d in ups if here is not None})
         carry["win"] = max(per, key=lambda k: math.inf if per[k] is None else per[k])
     per_lo = {d: epsilon_lower(lows[d], target) for d in lows}
     wl = max(per_lo, key=lambda k: per_lo[k])
@@ -368,6 +399,8 @@ def _epsilon_once(comp: Composition, target: arb, res: Resolution, bits: int,
     inputs = _details(ups, lows, res)
     inputs["per_direction"] = per
     inputs["per_direction_lower"] = per_lo
+    if lazy_at:
+        inputs["lazy_orders"] = lazy_at
     lm = f"lattice-test[h={lows[wl].h!r}]" if per_lo[wl] > 0 else "trivial"
     if any(v is None for v in per.values()):
         win = next(d for d, v in per.items() if v is None)
@@ -454,15 +487,18 @@ def _scale(b: Bound) -> Any:
     return abs(b.upper_mpf)
 
 
-def _next_level(i: int, best: Bound, rel: float, evals: int, spent: int, afford: float,
-                memory=None, several: bool = False) -> tuple[int | None, str | None]:
+def _next_level(i: int, best: Bound, rel: float, evals: float, spent: int, afford: float,
+                memory=None, several: bool = False, orders: float = 1.0,
+                lazy: tuple[int, ...] = (), n_terms: int = 2) -> tuple[int | None, str | None]:
     """The next resolution to try after level i, or (None, why not). The width shrinks about
     2-fold per level (second order in the grid, one of the two resolutions doubled), so the
     level predicted to reach the target is tried directly (at most 6 levels up), or the finest
     the work budget and the memory budget (``memory(j)``: estimated MiB of level j) afford.
     ``several`` (a composition of several terms): the width and cost models and the jump cap
     of :data:`HETERO_WIDTH_PER_LEVEL`, :data:`HETERO_COST_OFFSET` and :data:`HETERO_MAX_JUMP` (one
-    term: unchanged)."""
+    term: unchanged). Several terms: ``evals`` is the work of one pair order at level i, and
+    :func:`certify.lattice_hetero_ladder.several_cost` predicts level j (``orders`` pair orders
+    in full, one lazy order per entry of ``lazy``, for ``n_terms`` terms)."""
     if i + 1 == len(LEVELS):
         return None, "the finest resolution was reached"
     per_level, cap = ((HETERO_WIDTH_PER_LEVEL, HETERO_MAX_JUMP) if several
@@ -475,8 +511,8 @@ def _next_level(i: int, best: Bound, rel: float, evals: int, spent: int, afford:
 
     def cost(j: int) -> float:
         if several:
-            return evals * (HETERO_COST_OFFSET + LEVELS[j].single) / (
-                HETERO_COST_OFFSET + LEVELS[i].single)
+            return several_cost([lv.single for lv in LEVELS], i, j, evals, orders, lazy,
+                                n_terms)
         return evals * _COST_PER_LEVEL ** (j - i)
 
     want = min(i + jump, len(LEVELS) - 1)
@@ -506,8 +542,8 @@ def _refine(once, comp: Composition, x: arb, rel_width: Any, bits: int | None) -
         return level_memory_mib(comp, LEVELS[j])
 
     best, spent, why, i = None, 0, None, 0
-    # several terms: the eps upper ends of the pair orders carried from level to level
-    extra = {"carry": {}} if once is _epsilon_once and len(comp.terms) > 1 else {}
+    # several terms: the upper ends of the pair orders carried from level to level
+    extra = {"carry": {}} if len(comp.terms) > 1 else {}
     for _ in range(len(LEVELS)):
         res = LEVELS[i]
         try:
@@ -529,8 +565,17 @@ def _refine(once, comp: Composition, x: arb, rel_width: Any, bits: int | None) -
                          merged.direction, out.warnings, out.inputs)
         if not _wide(best, rel):
             break
-        nxt, why = _next_level(i, best, rel, evals, spent, afford, memory,
-                               len(comp.terms) > 1)
+        if extra and once is _epsilon_once:
+            n = len(comp.terms)
+            lower = best.lower_mpf if best.lower.is_finite else -math.inf
+            per_order, orders, lazy = next_orders(len(out.inputs.get("h", {})), evals, lower,
+                                                  extra["carry"],
+                                                  hetero_initial(n, res.single) != HETERO_INITIAL)
+            nxt, why = _next_level(i, best, rel, per_order, spent, afford, memory, True, orders,
+                                   lazy, n)
+        else:
+            nxt, why = _next_level(i, best, rel, evals, spent, afford, memory,
+                                   len(comp.terms) > 1)
         if nxt is None:
             break
         i = nxt
