@@ -52,6 +52,8 @@ from .lattice_grid import bounded_cache, check_params, grid_range, lattice_terms
 from .lattice_hetero import LOWER_OPS_RENORM, MultiPower
 from .lattice_lower import A_LOWER, epsilon_lower
 from .lattice_measure import epsilon_upper
+from .lattice_split import SPLIT_UPPER_OPS, split_upper
+from .lattice_split_lower import SPLIT_LOWER_OPS, split_lower
 from .lattice_steps import step_assumptions
 
 __all__ = [
@@ -125,6 +127,10 @@ EVALS_PER_SECOND = 2_500
 ~12 000/s of CPU time measured for the whole lattice of subsampled Gaussians on the 2-core
 reference machine, products included, so that a wall-clock budget holds on a shared machine."""
 
+SPLIT_TAILS = True
+"""One term: the upper end's composed laws carry their far tails on a coarser lattice
+(:mod:`certify.lattice_split`; False: one fine lattice, as before)."""
+
 _ABS_FLOOR = 0.01  # below this value the target width is absolute: rel_width * 0.01
 
 MEMORY_BUDGET_MIB = 1024.0
@@ -194,9 +200,10 @@ def _term_upper(step: Any, count: int, total: int, res: Resolution, bits: int, d
     """(upper block, evaluations) of one term composed ``count`` times, in a composition whose
     loss has rough standard deviation ``sigma_m`` (it places the points: section A)."""
     s1, unit, idx, values, _ = _term_points(step, total, res, bits, sigma_m)
-    up = power(adaptive_upper(step, idx, values, unit, bits, direction), count, s1,
-               res.composed, UPPER_OPS)
-    return up, len(idx)
+    base = adaptive_upper(step, idx, values, unit, bits, direction)
+    if SPLIT_TAILS:  # fine core + coarse tails (certify.lattice_split, where the proof is)
+        return power(split_upper(base), count, s1, res.composed, SPLIT_UPPER_OPS), len(idx)
+    return power(base, count, s1, res.composed, UPPER_OPS), len(idx)
 
 
 @bounded_cache(64)
@@ -204,9 +211,10 @@ def _term_lower(step: Any, count: int, total: int, res: Resolution, bits: int, d
                 sigma_m: float):
     """(lower block, evaluations) of one term composed ``count`` times."""
     s1, unit, idx, _, tails = _term_points(step, total, res, bits, sigma_m)
-    low = power(adaptive_lower(step, idx, unit, bits, 1, direction, tails), count, s1, res.composed,
-                LOWER_OPS)
-    return low, 2 * len(idx)
+    base = adaptive_lower(step, idx, unit, bits, 1, direction, tails)
+    if SPLIT_TAILS:  # fine core + coarse tails (certify.lattice_split_lower, the proof)
+        return power(split_lower(base), count, s1, res.composed, SPLIT_LOWER_OPS), 2 * len(idx)
+    return power(base, count, s1, res.composed, LOWER_OPS), 2 * len(idx)
 
 
 def _law(comp: Composition, res: Resolution, bits: int, direction: str, lower: bool):
@@ -296,7 +304,7 @@ def _details(ups: dict, lows: dict, res: Resolution) -> dict[str, Any]:
         "bits": next(iter(ups.values())).bits,
         "count": next(iter(ups.values())).count,
         "single_step_points": {k: v.points for k, v in ups.items()},
-        "composed_points": {k: v.coeffs.length() for k, v in ups.items()},
+        "composed_points": {k: v.composed_length() for k, v in ups.items()},
         "rounding_budget": {k: v.rounding_budget() for k, v in ups.items()},
         "lower_q_mass_lost": {k: v.q_mass_lost() for k, v in lows.items()},
     }

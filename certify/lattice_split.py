@@ -1,0 +1,268 @@
+r"""Fine core, coarse tails: a composed lattice law whose far tails live on a coarser lattice.
+
+At small sampling rates the composed privacy-loss laws of the certified lattice are long and
+mostly empty: at rate 0.001 the single-step block spans ~5e5 units of the fine lattice (its
+sampled component's loss reaches L ~ 2-4 with mass 1e-5 .. 1e-19), and the first squarings
+multiplied those lengths in full (docs/lattice-speed.md). Here a law is a **sum of two
+lattice measures**: a *core* on the fine lattice :math:`\{k u\}` and a *tail* on the coarse
+lattice :math:`\{K U\}`, :math:`U = r u` (r a power of two, :data:`TAIL_RATIO`), together with
+a mass at :math:`+\infty`. The split point is chosen by mass only (the core keeps all but a
+fraction :data:`TAIL_MASS` of the mass per end); the choice governs tightness, never soundness.
+
+Notation and Lemmas 1-3 are those of :mod:`certify.lattice`; section C is that of
+:mod:`certify.lattice_adaptive`. For a finite non-negative measure :math:`\nu` write
+:math:`H_\nu(t) = \int (1 - te^{-s})_+ d\nu(s)`; :math:`\mu \succeq \nu` means
+:math:`H_\mu \ge H_\nu` on :math:`[0, \infty)`.
+
+**Step 1 (linearity).** :math:`H` is linear in the measure: :math:`H_{\nu_1 + \nu_2} =
+H_{\nu_1} + H_{\nu_2}`. So if :math:`\mu_i \succeq \nu_i` then :math:`\mu_1 + \mu_2 \succeq
+\nu_1 + \nu_2`, and a law may be handled piece by piece.
+
+**Step 2 (coarsening a piece, section C on a sub-measure).** Section C of
+:mod:`certify.lattice_adaptive` replaces each atom c at :math:`s = JU + ju` by
+:math:`c(1 - w_j)` at :math:`JU` and :math:`c w_j` at :math:`(J+1)U`, and the replacement
+dominates the atom *for every t* (the two are linear and equal on :math:`[0, e^{JU}]`; the chord
+of the convex :math:`c(1 - te^{-s})_+` lies above it on :math:`[e^{JU}, e^{(J+1)U}]`; both vanish
+beyond), with the upper share rounded up (mass only moves up: Lemma 3). The argument is atom by
+atom, so it holds for any non-negative measure on the fine lattice, in particular for the part of
+a composed law outside the core: coarsening the low and the high piece of a law and adding them
+to the tail gives, by Step 1, a dominating law.
+
+**Step 3 (products).** For laws :math:`C_1 + T_1` and :math:`C_2 + T_2` (core + tail),
+
+.. math::
+
+    (C_1 + T_1) * (C_2 + T_2) = C_1 * C_2 + C_1 * T_2 + T_1 * (C_2 + T_2)
+    \preceq C_1 * C_2 + \hat C_1 * T_2 + T_1 * (\hat C_2 + T_2),
+
+with :math:`\hat C` the section-C coarsening of C onto the coarse lattice (:math:`\hat C
+\succeq C`, Step 2): by Lemma 1 (a statement about any finite non-negative factors) :math:`\hat
+C_1 * T_2 \succeq C_1 * T_2`, likewise for the last term, and Step 1 adds them. The first term
+lies on the fine lattice, the others on the coarse one (the sum of two multiples of U is one);
+each is an exact FLINT product, rescaled up and truncated safely (Lemma 3, at most
+:math:`2^{-64}` of mass per end per product, moved up to the lowest kept point or to
+:math:`+\infty`). Masses at :math:`+\infty`: :math:`(F_1 + I_1)(F_2 + I_2) = F_1 F_2 + [I_1(F_2
++ I_2) + F_1 I_2]` for finite parts F and infinite parts I; the bracket is rounded up and goes
+to :math:`+\infty`. The product's fine law is then split again (Step 2).
+
+**Step 4 (re-discretization of the whole law).** The section-C coarsening by a factor r' of the
+core and of the tail separately (units u r' and U r') dominates the law (Steps 1 and 2), so the
+law follows :func:`certify.lattice_adaptive.settle` with the ratio U/u unchanged.
+
+**Step 5 (evaluation).** :math:`\delta(\varepsilon) \le 2^{-B}(I + \sum_{s_k > \varepsilon}
+c_k(1 - e^{\varepsilon - s_k}))` summed over the atoms of both lattices: the Arb enclosures of
+the two pieces (:meth:`certify.lattice_measure.LatticePLD.delta_upper`) are added.
+
+By induction over the products and re-discretizations of the binary powering, the computed law
+dominates the composition of the single-step connect-the-dots measures, hence the composed pair
+(Lemma 1 and Lemma 2).
+
+Why the error is small: a coarsened atom differs from the atom only for :math:`t` in one coarse
+cell :math:`(e^{JU}, e^{(J+1)U})`; after composition that is the event that the other steps'
+loss lies within U of :math:`\varepsilon - s`, so the error is about :math:`M U^2 f/8` for a
+tail of mass M and a density f of the rest there, second order in U and weighted by M. With
+:math:`M \le 10^{-12}` per end and :math:`r = 64` the tails add about :math:`4 \cdot 10^{-9}`
+of the core's own discretization error (at equal densities).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+from flint import arb, fmpz_poly
+
+from .lattice_adaptive import UPPER_OPS, coarsen_upper
+from .lattice_grid import cut_sums, mul_cut_rescale
+from .lattice_measure import LatticePLD
+
+__all__ = ["SPLIT_UPPER_OPS", "TAIL_MASS", "TAIL_RATIO", "SplitPLD", "check_tail_params",
+           "coarsen_split", "multiply_split", "split_ops", "split_upper"]
+
+TAIL_RATIO = 64
+"""Coarse unit / fine unit of the tails (a power of two)."""
+
+TAIL_MASS = 1e-12
+"""Per end, at most this fraction of a law's mass is moved to the coarse tail after each
+product (tightness only)."""
+
+_MIN_SPLIT = 256  # fine laws shorter than this are not split
+
+
+def check_tail_params(ratio: int, tail_mass: float) -> None:
+    """Raise ValueError unless ``ratio`` is a power of two >= 2 and ``tail_mass`` in [0, 0.5)."""
+    if isinstance(ratio, bool) or not isinstance(ratio, int) or ratio < 2 or ratio & (ratio - 1):
+        raise ValueError(f"ratio must be a power of two >= 2, got {ratio!r}")
+    if not (0.0 <= tail_mass < 0.5):
+        raise ValueError(f"tail_mass must be in [0, 0.5), got {tail_mass!r}")
+
+
+@dataclass(frozen=True)
+class SplitPLD:
+    r"""A dominating lattice law: ``core`` (unit h) + ``tail`` (unit ``ratio * h``) + ``inf``
+    units of :math:`2^{-B}` at :math:`+\infty` (the two pieces carry no mass at infinity).
+
+    Attributes:
+        core: Fine piece (a :class:`certify.lattice_measure.LatticePLD` with ``inf = 0``).
+        tail: Coarse piece (``inf = 0``, ``h = ratio * core.h``).
+        inf: Mass at +infinity (units :math:`2^{-B}`).
+        ratio: Coarse unit over fine unit (a power of two).
+        products: Exact products formed (for the rounding budget).
+    """
+
+    core: LatticePLD
+    tail: LatticePLD
+    inf: int
+    ratio: int
+    products: int = 0
+
+    def __post_init__(self) -> None:
+        if self.core.inf or self.tail.inf:
+            raise ValueError("SplitPLD pieces must carry no mass at infinity")
+        if self.tail.h != self.core.h * self.ratio:
+            raise ValueError(f"tail unit {self.tail.h!r} is not {self.ratio} x {self.core.h!r}")
+
+    h = property(lambda self: self.core.h)
+    bits = property(lambda self: self.core.bits)
+    count = property(lambda self: self.core.count)
+    direction = property(lambda self: self.core.direction)
+    points = property(lambda self: self.core.points)
+
+    @property
+    def total(self) -> int:
+        """Total mass (units 2^-B)."""
+        return int(self.core.coeffs(1)) + int(self.tail.coeffs(1)) + self.inf
+
+    def composed_length(self) -> int:
+        """Coefficients held (core and tail)."""
+        return self.core.coeffs.length() + self.tail.coeffs.length()
+
+    def delta_upper(self, eps: arb) -> arb:
+        """Step 5: the sum of the two pieces' enclosures plus the mass at infinity."""
+        return (self.core.delta_upper(eps) + self.tail.delta_upper(eps)
+                + arb(self.inf) * arb(2) ** (-self.bits))
+
+    def rounding_budget(self) -> float:
+        """As :meth:`certify.lattice_measure.LatticePLD.rounding_budget` (a diagnostic)."""
+        excess = (self.total - (1 << self.bits)) / 2.0**self.bits
+        return (excess + self.count * 2.0 ** (-self.bits) * (1.0 + excess)
+                + self.products * 2.0**-63 + 2.0**-71)
+
+    def float_profile(self) -> tuple[np.ndarray, np.ndarray, float]:
+        """(support points sorted, masses, mass at infinity) as floats, for searching only."""
+        s1, c1, _ = self.core.float_profile()
+        s2, c2, _ = self.tail.float_profile()
+        s, c = np.concatenate([s1, s2]), np.concatenate([c1, c2])
+        order = np.argsort(s, kind="stable")
+        return s[order], c[order], float(self.inf) * 2.0 ** (-self.bits)
+
+
+def _piece(like: LatticePLD, h: float, offset: int, coeffs: fmpz_poly) -> LatticePLD:
+    return LatticePLD(h, like.bits, offset, coeffs, 0, like.count, like.direction, like.points)
+
+
+def _add(x: LatticePLD, y: LatticePLD) -> LatticePLD:
+    """The sum of two pieces on one lattice (exact)."""
+    if x.coeffs.length() == 0:
+        return y
+    if y.coeffs.length() == 0:
+        return x
+    o = min(x.offset, y.offset)
+    c = x.coeffs.left_shift(x.offset - o) + y.coeffs.left_shift(y.offset - o)
+    return _piece(x, x.h, o, c)
+
+
+def _split(fine: LatticePLD, tail: LatticePLD, inf: int, ratio: int, products: int,
+           tail_mass: float) -> SplitPLD:
+    """Move the fine law's ends beyond :data:`TAIL_MASS` of the total mass (per end) to the
+    coarse tail by section C (Step 2); the fine law's own mass at infinity joins ``inf``."""
+    inf += fine.inf
+    c = fine.coeffs
+    n = c.length()
+    fine = _piece(fine, fine.h, fine.offset, c)
+    if n < _MIN_SPLIT:
+        return SplitPLD(fine, tail, inf, ratio, products)
+    tau = int(tail_mass * (int(c(1)) + int(tail.coeffs(1)) + inf))
+    low, top, _, _ = cut_sums(c, tau)
+    if low == 0 and top + 1 >= n:
+        return SplitPLD(fine, tail, inf, ratio, products)
+    if top + 1 < n:
+        high = _piece(fine, fine.h, fine.offset + top + 1, c.right_shift(top + 1))
+        tail = _add(tail, coarsen_upper(high, ratio))
+        c = c.truncate(top + 1)
+    if low > 0:
+        tail = _add(tail, coarsen_upper(_piece(fine, fine.h, fine.offset, c.truncate(low)),
+                                       ratio))
+        c = c.right_shift(low)
+    return SplitPLD(_piece(fine, fine.h, fine.offset + low, c), tail, inf, ratio, products)
+
+
+def split_upper(lat: LatticePLD, ratio: int = TAIL_RATIO, tail_mass: float = TAIL_MASS
+                ) -> SplitPLD:
+    """A single-step (or any) lattice law as core + coarse tail (Step 2).
+
+    Raises:
+        ValueError: on a bad ``ratio`` or ``tail_mass`` (:func:`check_tail_params`)."""
+    check_tail_params(ratio, tail_mass)
+    empty = _piece(lat, lat.h * ratio, 0, fmpz_poly([]))
+    return _split(lat, empty, 0, ratio, lat.products, tail_mass)
+
+
+def _mul(x: LatticePLD, y: LatticePLD) -> tuple[LatticePLD, int]:
+    """Exact product rescaled up, ends cut (Lemma 3): (product, mass cut above, to +inf)."""
+    if x.coeffs.length() == 0 or y.coeffs.length() == 0:
+        return _piece(x, x.h, 0, fmpz_poly([])), 0
+    low, kept, above, below = mul_cut_rescale(x.coeffs, y.coeffs, x.bits, up=True)
+    if low > 0:
+        kept = kept + fmpz_poly([below])
+    out = LatticePLD(x.h, x.bits, x.offset + y.offset + low, kept, 0, x.count + y.count,
+                     x.direction, max(x.points, y.points))
+    return out, above
+
+
+def multiply_split(a: SplitPLD, b: SplitPLD, tail_mass: float = TAIL_MASS) -> SplitPLD:
+    """Step 3: the dominating product of two laws on one unit, split again (the fine product's
+    ends beyond ``tail_mass`` of the mass go to the tail)."""
+    if a.h != b.h or a.ratio != b.ratio:
+        raise ValueError("multiply_split: the laws must share their units")
+    r, bits = a.ratio, a.bits
+    fa = int(a.core.coeffs(1)) + int(a.tail.coeffs(1))
+    fb = int(b.core.coeffs(1)) + int(b.tail.coeffs(1))
+    inf2 = a.inf * (fb + b.inf) + fa * b.inf
+    inf = -((-inf2) >> bits)
+    fine, cut = _mul(a.core, b.core)
+    inf += cut
+    count = a.count + b.count
+    tail = _piece(a.tail, a.tail.h, 0, fmpz_poly([]))
+    products = a.products + b.products + 1
+    if b.tail.coeffs.length():
+        t, cut = _mul(coarsen_upper(a.core, r), b.tail)
+        tail, inf, products = _add(tail, t), inf + cut, products + 1
+    if a.tail.coeffs.length():
+        t, cut = _mul(a.tail, _add(coarsen_upper(b.core, r), b.tail))
+        tail, inf, products = _add(tail, t), inf + cut, products + 1
+    fine = dataclasses.replace(fine, count=count)
+    tail = dataclasses.replace(tail, count=count)
+    return _split(fine, tail, inf, r, products, tail_mass)
+
+
+def coarsen_split(x: SplitPLD, r: int) -> SplitPLD:
+    """Step 4: both pieces coarsened by section C, the ratio kept."""
+    if r == 1:
+        return x
+    return SplitPLD(coarsen_upper(x.core, r), coarsen_upper(x.tail, r), x.inf, x.ratio,
+                    x.products)
+
+
+def split_ops(tail_mass: float = TAIL_MASS):
+    """Operations of :func:`certify.lattice_adaptive.power` on core + tail laws, the products
+    splitting at ``tail_mass`` (the ratio is the laws' own)."""
+    check_tail_params(TAIL_RATIO, tail_mass)
+    return dataclasses.replace(
+        UPPER_OPS, mul=lambda a, b: multiply_split(a, b, tail_mass), coarsen=coarsen_split,
+        length=lambda x: max(x.core.coeffs.length(), x.tail.coeffs.length()))
+
+
+SPLIT_UPPER_OPS = split_ops()
+"""Operations of :func:`certify.lattice_adaptive.power` on core + tail laws (defaults)."""

@@ -1,0 +1,227 @@
+r"""Fine core, coarse tails for the lower end: the binned test with a statistic that is coarse
+in its far tails (the lower-end analogue of :mod:`certify.lattice_split`).
+
+The lower end of the lattice (:mod:`certify.lattice_lower`, proofs there; section D of
+:mod:`certify.lattice_adaptive`) evaluates a threshold test on a statistic S that is a
+deterministic function of the outputs (a post-processing). Here each composed block carries a
+pair (value, flag): a *core* value on the fine unit u, or a *tail* value on the coarse unit
+:math:`U = r u` (:data:`certify.lattice_split.TAIL_RATIO`). The law is stored as a
+:class:`certify.lattice_lower.LowerLattice` (the core, unit u) whose ``tail`` is a second
+``LowerLattice`` (unit U, the same tilts), the unlocated tilted mass E and the Q-mass of the
+cell :math:`L = +\infty` carried by the core.
+
+**Step 1 (the statistic is a post-processing).** Every operation below maps the block
+statistics to a new one by a deterministic function: a product of two independent blocks with
+values :math:`S_a, S_b` has the fine value :math:`S_a + S_b` if both are core values, else the
+tail value :math:`\lfloor (S_a + S_b)/U \rfloor` (S in loss units); the split after a product
+keeps a value in the core range :math:`[a, b]` (fine labels) and sends any other to the tail
+value :math:`\lfloor S/U \rfloor`; a re-discretization by r' maps core labels k to
+:math:`\lfloor k/r' \rfloor` and tail labels J to :math:`\lfloor J/r' \rfloor` (units
+:math:`ur'`, :math:`Ur'`). The flag is itself a function of the outputs, so the final test
+event :math:`\{\text{core value} > Ku\} \cup \{\text{tail value} > Ku\}` is an event on the
+outputs and :math:`\delta(\varepsilon) \ge Q(\cdot) - e^\varepsilon P(\cdot)` holds for it.
+
+**Step 2 (Q side).** The Q-law of a tail value is the sum of the fine Q masses it collects
+(section D: exact integer sums), a product is the convolution of the pieces' laws: core x core
+on u; :math:`\hat C_a * T_b` and :math:`T_a * (\hat C_b + T_b)` on U, with :math:`\hat C` the
+section-D coarsening of the core (for a core label s and a tail label K,
+:math:`\lfloor (su + KU)/U \rfloor = \lfloor s/r \rfloor + K`, so the law of the tail value is
+exactly that convolution). Every product is rounded down and its cut ends dropped, so the
+computed masses stay below the true ones pointwise, as in the uniform case. The cell at
+infinity: :math:`(F_a + I_a)(F_b + I_b) - F_aF_b` rounded down, F the finite Q masses of core
+and tail together.
+
+**Step 3 (tilted P side).** With labels in units u (a tail label J is the fine label Jr), the
+identity :math:`P(S = j) = e^{-ju - \Gamma} r_j` of :mod:`certify.lattice_lower` holds for any
+integer labels, so for the tail value, by section D, the tilted mass at J is :math:`\sum_i
+e^{-iu} r_{Jr + i}` (weights rounded up), and its convolution with another block's tilted law
+is again of that form (:math:`e^{-(s - r\lfloor s/r \rfloor)u}` is the section-D weight of the
+core label s). Products round up; cut masses and the cross terms of the unlocated masses,
+:math:`E_a(R_b + E_b) + R_a E_b` with R the total tilted masses of core and tail together, go
+to the unlocated mass E. One E serves both pieces: a mass at an unknown label j > K (fine or
+Jr) weighs at most :math:`e^{-(K+1)u}`. Re-tilting (:func:`certify.lattice_lower.retilt`)
+multiplies both pieces and E by the same factor and records one tilt.
+
+**Step 4 (evaluation).** :meth:`certify.lattice_lower.LowerLattice.delta_lower_at` adds the
+tail's own test term at the coarse threshold :math:`\lfloor K/r \rfloor` (:math:`Jr > K \iff J >
+\lfloor K/r \rfloor`); both pieces share the tilts.
+
+The split points govern tightness only; the tail's values are far from the threshold of the
+test unless a block's statistic lies beyond its :data:`certify.lattice_split.TAIL_MASS`
+quantile.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from flint import fmpz_poly
+
+from .lattice_adaptive import LOWER_OPS, coarsen_lower
+from .lattice_grid import cut_sums
+from .lattice_lower import LowerLattice, Seq, combine_lowers, retilt
+from .lattice_split import TAIL_MASS, TAIL_RATIO, check_tail_params
+
+__all__ = ["SPLIT_LOWER_OPS", "coarsen_split_lower", "multiply_split_lower", "split_lower",
+           "split_lower_ops"]
+
+_MIN_SPLIT = 256
+
+
+def _bare(x: LowerLattice) -> LowerLattice:
+    """The core alone: no tail, no unlocated mass, no cell at infinity."""
+    return LowerLattice(x.h, x.bits, Seq(x.q.offset, x.q.coeffs), Seq(x.r.offset, x.r.coeffs),
+                        x.count, x.direction, x.points, x.tilts)
+
+
+def _seq_add(a: Seq, b: Seq) -> Seq:
+    if a.coeffs.length() == 0:
+        return Seq(b.offset, b.coeffs, a.extra + b.extra, a.inf + b.inf)
+    if b.coeffs.length() == 0:
+        return Seq(a.offset, a.coeffs, a.extra + b.extra, a.inf + b.inf)
+    o = min(a.offset, b.offset)
+    c = a.coeffs.left_shift(a.offset - o) + b.coeffs.left_shift(b.offset - o)
+    return Seq(o, c, a.extra + b.extra, a.inf + b.inf)
+
+
+def _add(x: LowerLattice | None, y: LowerLattice | None) -> LowerLattice | None:
+    """Sum of two tail pieces on one unit with the same tilts (exact)."""
+    if x is None:
+        return y
+    if y is None:
+        return x
+    if x.h != y.h or x.tilts != y.tilts:
+        raise ValueError("lattice_split_lower: pieces on different units or tilts")
+    return LowerLattice(x.h, x.bits, _seq_add(x.q, y.q), _seq_add(x.r, y.r), x.count,
+                        x.direction, max(x.points, y.points), x.tilts)
+
+
+def _slice(s: Seq, lo: int, hi: int) -> Seq:
+    """The coefficients of labels in [lo, hi] (absolute), exact."""
+    n = s.coeffs.length()
+    a, b = max(lo - s.offset, 0), min(hi - s.offset, n - 1)
+    if b < a:
+        return Seq(lo, fmpz_poly([]))
+    c = s.coeffs
+    if b + 1 < n:
+        c = c.truncate(b + 1)
+    if a > 0:
+        c = c.right_shift(a)
+    return Seq(s.offset + a, c)
+
+
+def _label_range(s: Seq, bits: int, tail_mass: float) -> tuple[int, int] | None:
+    n = s.coeffs.length()
+    if n == 0:
+        return None
+    tot = int(s.coeffs(1))
+    low, top, _, _ = cut_sums(s.coeffs, int(tail_mass * max(tot, 1 << bits)))
+    return s.offset + low, s.offset + top
+
+
+def _split(fine: LowerLattice, tail: LowerLattice | None, extra: int, inf: int, ratio: int,
+           tail_mass: float) -> LowerLattice:
+    """Step 1's split: labels outside the core range [a, b] (the union of the two sides'
+    ranges beyond :data:`TAIL_MASS` of mass per end) go to the tail by section D."""
+    q, r = fine.q, fine.r
+    n = max(q.coeffs.length(), r.coeffs.length())
+    ranges = [x for x in (_label_range(q, fine.bits, tail_mass),
+                          _label_range(r, fine.bits, tail_mass)) if x]
+    if n >= _MIN_SPLIT and ranges:
+        a, b = min(x[0] for x in ranges), max(x[1] for x in ranges)
+        lo_q, lo_r = min(q.offset, a), min(r.offset, a)
+        hi_q = max(q.offset + q.coeffs.length(), b + 1)
+        hi_r = max(r.offset + r.coeffs.length(), b + 1)
+        for (qa, qb), (ra, rb) in (((lo_q, a - 1), (lo_r, a - 1)),
+                                   ((b + 1, hi_q), (b + 1, hi_r))):
+            pq, pr = _slice(q, qa, qb), _slice(r, ra, rb)
+            if pq.coeffs.length() or pr.coeffs.length():
+                piece = LowerLattice(fine.h, fine.bits, pq, pr, fine.count, fine.direction,
+                                     fine.points, fine.tilts)
+                tail = _add(tail, coarsen_lower(piece, ratio))
+        q, r = _slice(q, a, b), _slice(r, a, b)
+    core = LowerLattice(fine.h, fine.bits, Seq(q.offset, q.coeffs, 0, inf),
+                        Seq(r.offset, r.coeffs, extra, 0), fine.count, fine.direction,
+                        fine.points, fine.tilts, tail)
+    return core
+
+
+def _merge_tilts(x: LowerLattice) -> LowerLattice:
+    merged: dict[float, int] = {}
+    for g, c in x.tilts:
+        merged[g] = merged.get(g, 0) + c
+    tilts = tuple(merged.items())
+    tail = x.tail
+    if tail is not None:
+        tail = dataclasses.replace(tail, tilts=tilts)
+    return dataclasses.replace(x, tilts=tilts, tail=tail)
+
+
+def split_lower(low: LowerLattice, ratio: int = TAIL_RATIO, tail_mass: float = TAIL_MASS
+                ) -> LowerLattice:
+    """A single-step (or any tail-free) lower law as core + coarse tail (Step 1).
+
+    Raises:
+        ValueError: on a law that has a tail already, or bad ``ratio`` / ``tail_mass``."""
+    check_tail_params(ratio, tail_mass)
+    if low.tail is not None:
+        raise ValueError("split_lower: the law already has a tail")
+    return _split(_bare(low), None, low.r.extra, low.q.inf, ratio, tail_mass)
+
+
+def multiply_split_lower(a: LowerLattice, b: LowerLattice, ratio: int = TAIL_RATIO,
+                         tail_mass: float = TAIL_MASS) -> LowerLattice:
+    """Steps 2 and 3: the product of two independent blocks (core + tail each), split again,
+    equal tilts merged and the tilted side re-tilted (:func:`certify.lattice_lower.retilt`)."""
+    if a.h != b.h:
+        raise ValueError("multiply_split_lower: the laws must share their unit")
+    bits = a.bits
+    ac, bc = _bare(a), _bare(b)
+    fine = combine_lowers(ac, bc)
+    tail = None
+    if b.tail is not None:
+        tail = combine_lowers(coarsen_lower(ac, ratio), b.tail)
+    if a.tail is not None:
+        tail = _add(tail, combine_lowers(a.tail, _add(coarsen_lower(bc, ratio), b.tail)))
+
+    def tot(x: LowerLattice, side: str) -> int:
+        s = int(getattr(x, side).coeffs(1))
+        return s if x.tail is None else s + int(getattr(x.tail, side).coeffs(1))
+
+    ra, rb, fa, fb = tot(a, "r"), tot(b, "r"), tot(a, "q"), tot(b, "q")
+    cross = a.r.extra * (rb + b.r.extra) + ra * b.r.extra
+    extra = -((-cross) >> bits) + fine.r.extra + (0 if tail is None else tail.r.extra)
+    inf = (a.q.inf * (fb + b.q.inf) + fa * b.q.inf) >> bits
+    if tail is not None:  # its cut masses now live in the core's E (Step 3)
+        tail = LowerLattice(tail.h, bits, Seq(tail.q.offset, tail.q.coeffs),
+                            Seq(tail.r.offset, tail.r.coeffs), tail.count, tail.direction,
+                            tail.points, tail.tilts)
+    return retilt(_merge_tilts(_split(fine, tail, extra, inf, ratio, tail_mass)))
+
+
+def coarsen_split_lower(x: LowerLattice, r: int) -> LowerLattice:
+    """Step 1's re-discretization by r: core and tail by section D, the ratio kept."""
+    if r == 1:
+        return x
+    core = coarsen_lower(dataclasses.replace(x, tail=None), r)
+    tail = None if x.tail is None else coarsen_lower(x.tail, r)
+    return dataclasses.replace(core, tail=tail)
+
+
+def _length(x: LowerLattice) -> int:
+    n = max(x.q.coeffs.length(), x.r.coeffs.length())
+    if x.tail is not None:
+        n = max(n, x.tail.q.coeffs.length(), x.tail.r.coeffs.length())
+    return n
+
+
+def split_lower_ops(ratio: int = TAIL_RATIO, tail_mass: float = TAIL_MASS):
+    """Operations of :func:`certify.lattice_adaptive.power` on core + tail lower laws."""
+    check_tail_params(ratio, tail_mass)
+    return dataclasses.replace(
+        LOWER_OPS, mul=lambda a, b: multiply_split_lower(a, b, ratio, tail_mass),
+        coarsen=coarsen_split_lower, length=_length)
+
+
+SPLIT_LOWER_OPS = split_lower_ops()
+"""Operations of :func:`certify.lattice_adaptive.power` on core + tail lower laws (defaults)."""
