@@ -159,8 +159,9 @@ def _lower(rng: random.Random, unit: float, n: int) -> LowerLattice:
     off = rng.randint(-n // 4, 0)
     q = [rng.getrandbits(BITS - 8) if k < n // 3 else rng.getrandbits(BITS - 30) for k in range(n)]
     p = [rng.getrandbits(BITS - 8) if k < n // 3 else rng.getrandbits(BITS - 28) for k in range(n)]
-    return LowerLattice(unit, BITS, Seq(off, fmpz_poly(q), 0, 3), Seq(off, fmpz_poly(p), 5), 1,
-                        "P||Q", n, ((0.0, 1),))
+    # a large unlocated tilted mass E, so that its cross terms matter
+    return LowerLattice(unit, BITS, Seq(off, fmpz_poly(q), 0, 3),
+                        Seq(off, fmpz_poly(p), 1 << (BITS - 3)), 1, "P||Q", n, ((0.0, 1),))
 
 
 def _tilted(low: LowerLattice) -> tuple[dict, dict, int, int, float]:
@@ -187,12 +188,15 @@ def test_lower_split_and_product_keep_the_test_sound(seed):
     rng = random.Random(200 + seed)
     unit, r = 2.0**-6, 4
     a0, b0 = _lower(rng, unit, rng.randint(280, 340)), _lower(rng, unit, rng.randint(280, 340))
-    a, b = split_lower(a0, r, 1e-2), split_lower(b0, r, 1e-2)
+    a, b = split_lower(a0, r, 0.2), split_lower(b0, r, 0.2)  # tails of real weight
     assert a.tail is not None and b.tail is not None
-    out = multiply_split_lower(a, b, r, 1e-2)
+    out = multiply_split_lower(a, b, r, 0.2)
     # exact laws of the fine statistic S = S_a + S_b (units 2^-2B): Q and untilted P
     qa, pa, *_ = _tilted(a0)
     qb, pb, *_ = _tilted(b0)
+    for law, low in ((pa, a0), (pb, b0)):  # one placement of E (the bound covers any)
+        j = low.r.offset + rng.randrange(low.r.coeffs.length())
+        law[j] = law.get(j, 0) + low.r.extra
     with mp.workdps(60):
         u = mp.mpf(unit)
         # the true untilted P law of one block: P(S = j) = e^{-ju} r_j (tilt 0 here)
