@@ -57,6 +57,7 @@ import dataclasses
 
 from flint import fmpz_poly
 
+from . import lattice_split
 from .lattice_adaptive import LOWER_OPS, coarsen_lower
 from .lattice_grid import cut_sums
 from .lattice_lower import LowerLattice, Seq, combine_lowers, retilt
@@ -65,7 +66,6 @@ from .lattice_split import TAIL_MASS, TAIL_RATIO, check_tail_params
 __all__ = ["SPLIT_LOWER_OPS", "coarsen_split_lower", "multiply_split_lower", "split_lower",
            "split_lower_ops"]
 
-_MIN_SPLIT = 256
 
 
 def _bare(x: LowerLattice) -> LowerLattice:
@@ -124,10 +124,19 @@ def _split(fine: LowerLattice, tail: LowerLattice | None, extra: int, inf: int, 
     """Step 1's split: labels outside the core range [a, b] (the union of the two sides'
     ranges beyond :data:`TAIL_MASS` of mass per end) go to the tail by section D."""
     q, r = fine.q, fine.r
-    n = max(q.coeffs.length(), r.coeffs.length())
+    ends = [(x.offset, x.offset + x.coeffs.length()) for x in (q, r) if x.coeffs.length()]
+    if tail is not None:
+        ends += [(x.offset * ratio, (x.offset + x.coeffs.length()) * ratio)
+                 for x in (tail.q, tail.r) if x.coeffs.length()]
+    if ends and max(e for _, e in ends) - min(o for o, _ in ends) <= lattice_split.MIN_SPAN:
+        if tail is not None:  # short: one fine law, the tail's labels moved to it exactly
+            q = _seq_add(q, Seq(tail.q.offset * ratio, tail.q.coeffs.inflate(ratio)))
+            r = _seq_add(r, Seq(tail.r.offset * ratio, tail.r.coeffs.inflate(ratio)))
+            tail = None
+        ends = []
     ranges = [x for x in (_label_range(q, fine.bits, tail_mass),
-                          _label_range(r, fine.bits, tail_mass)) if x]
-    if n >= _MIN_SPLIT and ranges:
+                          _label_range(r, fine.bits, tail_mass)) if x] if ends else []
+    if ranges:
         a, b = min(x[0] for x in ranges), max(x[1] for x in ranges)
         lo_q, lo_r = min(q.offset, a), min(r.offset, a)
         hi_q = max(q.offset + q.coeffs.length(), b + 1)
@@ -140,10 +149,33 @@ def _split(fine: LowerLattice, tail: LowerLattice | None, extra: int, inf: int, 
                                      fine.points, fine.tilts)
                 tail = _add(tail, coarsen_lower(piece, ratio))
         q, r = _slice(q, a, b), _slice(r, a, b)
+        if tail is not None:
+            q, tq = _absorb(q, tail.q, a, b, ratio)
+            r, tr = _absorb(r, tail.r, a, b, ratio)
+            tail = LowerLattice(tail.h, tail.bits, tq, tr, tail.count, tail.direction,
+                                tail.points, tail.tilts)
     core = LowerLattice(fine.h, fine.bits, Seq(q.offset, q.coeffs, 0, inf),
                         Seq(r.offset, r.coeffs, extra, 0), fine.count, fine.direction,
                         fine.points, fine.tilts, tail)
     return core
+
+
+def _absorb(core: Seq, tail: Seq, a: int, b: int, ratio: int) -> tuple[Seq, Seq]:
+    r"""Tail labels J with Jr in the core range [a, b] become the core labels Jr, masses
+    unchanged: the statistic's value (loss :math:`JU = Jr u`) is the same, only its flag
+    changes, a deterministic function (Step 1); the tilted identity holds at the label Jr
+    with the same mass (:math:`e^{-JU} = e^{-(Jr)u}`). Without this the tail's mass doubled
+    with each squaring (see :func:`certify.lattice_split.absorb`)."""
+    nt = tail.coeffs.length()
+    ia = max(-((-a) // ratio) - tail.offset, 0)
+    ib = min(b // ratio - tail.offset, nt - 1)
+    if nt == 0 or ib < ia:
+        return core, tail
+    mid = tail.coeffs.truncate(ib + 1).right_shift(ia) if ia else tail.coeffs.truncate(ib + 1)
+    if mid.length() == 0:
+        return core, tail
+    core = _seq_add(core, Seq((tail.offset + ia) * ratio, mid.inflate(ratio)))
+    return core, Seq(tail.offset, tail.coeffs - mid.left_shift(ia), tail.extra, tail.inf)
 
 
 def _merge_tilts(x: LowerLattice) -> LowerLattice:

@@ -52,8 +52,8 @@ from .lattice_grid import bounded_cache, check_params, grid_range, lattice_terms
 from .lattice_hetero import LOWER_OPS_RENORM, MultiPower
 from .lattice_lower import A_LOWER, epsilon_lower
 from .lattice_measure import epsilon_upper
-from .lattice_split import SPLIT_UPPER_OPS, split_upper
-from .lattice_split_lower import SPLIT_LOWER_OPS, split_lower
+from .lattice_split import split_ops, split_upper, tail_mass_for
+from .lattice_split_lower import split_lower, split_lower_ops
 from .lattice_steps import step_assumptions
 
 __all__ = [
@@ -196,35 +196,38 @@ def _term_points(step: Any, total: int, res: Resolution, bits: int, sigma_m: flo
 
 @bounded_cache(64)
 def _term_upper(step: Any, count: int, total: int, res: Resolution, bits: int, direction: str,
-                sigma_m: float):
+                sigma_m: float, tail_mass: float = 0.0):
     """(upper block, evaluations) of one term composed ``count`` times, in a composition whose
     loss has rough standard deviation ``sigma_m`` (it places the points: section A)."""
     s1, unit, idx, values, _ = _term_points(step, total, res, bits, sigma_m)
     base = adaptive_upper(step, idx, values, unit, bits, direction)
     if SPLIT_TAILS:  # fine core + coarse tails (certify.lattice_split, where the proof is)
-        return power(split_upper(base), count, s1, res.composed, SPLIT_UPPER_OPS), len(idx)
+        return power(split_upper(base, tail_mass=tail_mass), count, s1, res.composed,
+                     split_ops(tail_mass)), len(idx)
     return power(base, count, s1, res.composed, UPPER_OPS), len(idx)
 
 
 @bounded_cache(64)
 def _term_lower(step: Any, count: int, total: int, res: Resolution, bits: int, direction: str,
-                sigma_m: float):
+                sigma_m: float, tail_mass: float = 0.0):
     """(lower block, evaluations) of one term composed ``count`` times."""
     s1, unit, idx, _, tails = _term_points(step, total, res, bits, sigma_m)
     base = adaptive_lower(step, idx, unit, bits, 1, direction, tails)
     if SPLIT_TAILS:  # fine core + coarse tails (certify.lattice_split_lower, the proof)
-        return power(split_lower(base), count, s1, res.composed, SPLIT_LOWER_OPS), 2 * len(idx)
+        return power(split_lower(base, tail_mass=tail_mass), count, s1, res.composed,
+                     split_lower_ops(tail_mass=tail_mass)), 2 * len(idx)
     return power(base, count, s1, res.composed, LOWER_OPS), 2 * len(idx)
 
 
-def _law(comp: Composition, res: Resolution, bits: int, direction: str, lower: bool):
+def _law(comp: Composition, res: Resolution, bits: int, direction: str, lower: bool,
+         tail_mass: float = 0.0):
     """One term: the composed upper (or lower) block of one pair order by binary powering
     (:func:`certify.lattice_adaptive.power`), and the evaluations it took."""
     terms, total = lattice_terms(comp, direction)
     sigma_m = math.sqrt(sum(c * st.rough_std() ** 2 for st, c in terms))
     (step, count), = terms
     build = _term_lower if lower else _term_upper
-    return build(step, count, total, res, bits, direction, sigma_m)
+    return build(step, count, total, res, bits, direction, sigma_m, tail_mass)
 
 
 def _law_multi(comp: Composition, res: Resolution, bits: int, direction: str, upper: bool,
@@ -255,8 +258,8 @@ def _law_multi(comp: Composition, res: Resolution, bits: int, direction: str, up
     return (None if up is None else up.result(), None if low is None else low.result(), evals)
 
 
-def _laws(comp: Composition, res: Resolution, bits: int, pick, skip=None, first=None
-          ) -> tuple[dict, dict, int]:
+def _laws(comp: Composition, res: Resolution, bits: int, pick, skip=None, first=None,
+          tail_mass: float = 0.0) -> tuple[dict, dict, int]:
     """Upper blocks in every pair order (``first`` first) except those ``skip(d, ups)`` drops;
     the lower block only in the order ``pick(ups)`` chooses (any single order's test is a
     valid lower bound of the max over orders). Several terms: the first order's lower block is
@@ -272,14 +275,14 @@ def _laws(comp: Composition, res: Resolution, bits: int, pick, skip=None, first=
             if low is not None:
                 lows[d] = low
         else:
-            ups[d], n = _law(comp, res, bits, d, False)
+            ups[d], n = _law(comp, res, bits, d, False, tail_mass)
         evals += n
     d = pick(ups)
     if d not in lows:
         if several:
             _, lows[d], n = _law_multi(comp, res, bits, d, False, True)
         else:
-            lows[d], n = _law(comp, res, bits, d, True)
+            lows[d], n = _law(comp, res, bits, d, True, tail_mass)
         evals += n
     return ups, {d: lows[d]}, evals
 
@@ -323,7 +326,7 @@ def _delta_once(comp: Composition, e: arb, res: Resolution, bits: int) -> tuple[
             per_up.update({d: lat.delta_upper(e_lo) for d, lat in ups.items()})
         return max(per_up, key=lambda k: per_up[k].upper())
 
-    ups, lows, evals = _laws(comp, res, bits, pick)
+    ups, lows, evals = _laws(comp, res, bits, pick, tail_mass=tail_mass_for(None))
     with workprec(DEFAULT_PRECISION):
         win = max(per_up, key=lambda k: per_up[k].upper())
         _, hi = endpoints(arb(per_up[win].upper()))
@@ -366,7 +369,7 @@ def _epsilon_once(comp: Composition, target: arb, res: Resolution, bits: int,
         return True
 
     ups, lows, evals = _laws(comp, res, bits, pick, skip if carry is not None else None,
-                             old.get("win"))
+                             old.get("win"), tail_mass_for(float(target.upper())))
     if carry is not None:
         carry.update({d: v for d, v in per.items() if d in ups})
         carry["win"] = max(per, key=lambda k: math.inf if per[k] is None else per[k])
