@@ -58,13 +58,13 @@ import dataclasses
 from flint import fmpz_poly
 
 from . import lattice_split
-from .lattice_adaptive import LOWER_OPS, coarsen_lower
+from .lattice_adaptive import LOWER_OPS, coarsen_lower, tilt_weights
 from .lattice_grid import cut_sums
 from .lattice_lower import LowerLattice, Seq, combine_lowers, retilt
 from .lattice_split import TAIL_MASS, TAIL_RATIO, check_tail_params
 
 __all__ = ["SPLIT_LOWER_OPS", "coarsen_split_lower", "multiply_split_lower", "split_lower",
-           "split_lower_ops"]
+           "split_lower_atoms", "split_lower_ops"]
 
 
 
@@ -176,6 +176,71 @@ def _absorb(core: Seq, tail: Seq, a: int, b: int, ratio: int) -> tuple[Seq, Seq]
         return core, tail
     core = _seq_add(core, Seq((tail.offset + ia) * ratio, mid.inflate(ratio)))
     return core, Seq(tail.offset, tail.coeffs - mid.left_shift(ia), tail.extra, tail.inf)
+
+
+def _dense(idx: list[int], masses: list[int], first: int, last: int) -> Seq:
+    a = idx[first]
+    out = [0] * (idx[last] - a + 1)
+    for k in range(first, last + 1):
+        out[idx[k] - a] = masses[k]
+    return Seq(a, fmpz_poly(out))
+
+
+def _cells(cells: dict[int, int]) -> Seq:
+    if not cells:
+        return Seq(0, fmpz_poly([]))
+    j0 = min(cells)
+    out = [0] * (max(cells) - j0 + 1)
+    for j, c in cells.items():
+        out[j - j0] = c
+    return Seq(j0, fmpz_poly(out))
+
+
+def split_lower_atoms(idx: list[int], qm: list[int], rm: list[int], q_inf: int, tilt: float,
+                      unit: float, bits: int, direction: str, ratio: int = TAIL_RATIO,
+                      tail_mass: float = TAIL_MASS) -> LowerLattice:
+    r"""The single-step laws (:func:`certify.lattice_adaptive.lower_atoms`: Q masses ``qm``
+    rounded down, tilted P masses ``rm`` rounded up, at the labels ``idx``) as core + tail
+    without the dense fine arrays: labels outside the core range go to the tail value
+    :math:`\lfloor k/r \rfloor` (Step 1) with the masses of section D computed cell by cell
+    (Q: exact sums; P: :math:`\lceil \sum_i r_{Jr+i} W_i / 2^{64} \rceil`, the weights of
+    :func:`certify.lattice_adaptive.coarsen_lower`)."""
+    check_tail_params(ratio, tail_mass)
+    tau_q = int(tail_mass * max(sum(qm), 1 << bits))
+    tau_r = int(tail_mass * max(sum(rm), 1 << bits))
+    n = len(idx)
+
+    def ends(m: list[int], tau: int) -> tuple[int, int]:
+        last, above = n - 1, 0
+        while last > 0 and above + m[last] <= tau:
+            above, last = above + m[last], last - 1
+        first, below = 0, 0
+        while first < last and below + m[first] <= tau:
+            below, first = below + m[first], first + 1
+        return first, last
+
+    (f1, l1), (f2, l2) = ends(qm, tau_q), ends(rm, tau_r)
+    first, last = min(f1, f2), max(l1, l2)
+    tilts = ((tilt, 1),)
+    q, r = _dense(idx, qm, first, last), _dense(idx, rm, first, last)
+    outside = [k for k in range(n) if k < first or k > last]
+    tail = None
+    if outside:
+        w = tilt_weights(unit, ratio)
+        qc: dict[int, int] = {}
+        rc: dict[int, int] = {}
+        for k in outside:
+            big, i = divmod(idx[k], ratio)
+            qc[big] = qc.get(big, 0) + qm[k]
+            rc[big] = rc.get(big, 0) + rm[k] * w[i]
+        rc = {j: -((-c) >> 64) for j, c in rc.items()}
+        tq, tr = _cells(qc), _cells(rc)
+        a, b = idx[first], idx[last]
+        q, tq = _absorb(q, tq, a, b, ratio)
+        r, tr = _absorb(r, tr, a, b, ratio)
+        tail = LowerLattice(unit * ratio, bits, tq, tr, 1, direction, n, tilts)
+    return LowerLattice(unit, bits, Seq(q.offset, q.coeffs, 0, q_inf), Seq(r.offset, r.coeffs),
+                        1, direction, n, tilts, tail)
 
 
 def _merge_tilts(x: LowerLattice) -> LowerLattice:

@@ -35,6 +35,7 @@ from flint import arb
 from numeric.composition import Composition, compose
 from numeric.errors import BudgetExceeded
 
+from . import lattice_split
 from .bound import Bound
 from .budget import check_deadline, current_deadline
 from .engine import DEFAULT_PRECISION, Endpoint, endpoints, to_arb, workprec
@@ -45,15 +46,17 @@ from .lattice_adaptive import (
     adaptive_lower,
     adaptive_points,
     adaptive_upper,
+    lower_atoms,
     power,
     unit_below,
+    upper_atoms,
 )
 from .lattice_grid import bounded_cache, check_params, grid_range, lattice_terms
 from .lattice_hetero import LOWER_OPS_RENORM, MultiPower
 from .lattice_lower import A_LOWER, epsilon_lower
 from .lattice_measure import epsilon_upper
-from .lattice_split import split_ops, split_upper, tail_mass_for
-from .lattice_split_lower import split_lower, split_lower_ops
+from .lattice_split import split_atoms, split_ops, split_upper, tail_mass_for
+from .lattice_split_lower import split_lower, split_lower_atoms, split_lower_ops
 from .lattice_steps import step_assumptions
 
 __all__ = [
@@ -200,10 +203,16 @@ def _term_upper(step: Any, count: int, total: int, res: Resolution, bits: int, d
     """(upper block, evaluations) of one term composed ``count`` times, in a composition whose
     loss has rough standard deviation ``sigma_m`` (it places the points: section A)."""
     s1, unit, idx, values, _ = _term_points(step, total, res, bits, sigma_m)
+    if SPLIT_TAILS and idx[-1] - idx[0] >= lattice_split.MIN_SPAN:
+        # fine core + coarse tails (certify.lattice_split, where the proof is), built from the
+        # sparse single-step atoms
+        atoms, inf = upper_atoms(step, idx, values, unit, bits)
+        base = split_atoms(idx, atoms, inf, unit, bits, direction, tail_mass=tail_mass)
+        return power(base, count, s1, res.composed, split_ops(tail_mass)), len(idx)
     base = adaptive_upper(step, idx, values, unit, bits, direction)
-    if SPLIT_TAILS:  # fine core + coarse tails (certify.lattice_split, where the proof is)
-        return power(split_upper(base, tail_mass=tail_mass), count, s1, res.composed,
-                     split_ops(tail_mass)), len(idx)
+    if SPLIT_TAILS:
+        base = split_upper(base, tail_mass=tail_mass)
+        return power(base, count, s1, res.composed, split_ops(tail_mass)), len(idx)
     return power(base, count, s1, res.composed, UPPER_OPS), len(idx)
 
 
@@ -212,10 +221,17 @@ def _term_lower(step: Any, count: int, total: int, res: Resolution, bits: int, d
                 sigma_m: float, tail_mass: float = 0.0):
     """(lower block, evaluations) of one term composed ``count`` times."""
     s1, unit, idx, _, tails = _term_points(step, total, res, bits, sigma_m)
-    base = adaptive_lower(step, idx, unit, bits, 1, direction, tails)
     if SPLIT_TAILS:  # fine core + coarse tails (certify.lattice_split_lower, the proof)
-        return power(split_lower(base, tail_mass=tail_mass), count, s1, res.composed,
-                     split_lower_ops(tail_mass=tail_mass)), 2 * len(idx)
+        ops = split_lower_ops(tail_mass=tail_mass)
+        if idx[-1] - idx[0] >= lattice_split.MIN_SPAN:  # from the sparse single-step atoms
+            qm, rm, q_inf, tilt = lower_atoms(step, idx, unit, bits, tails)
+            base = split_lower_atoms(idx, qm, rm, q_inf, tilt, unit, bits, direction,
+                                     tail_mass=tail_mass)
+        else:
+            base = split_lower(adaptive_lower(step, idx, unit, bits, 1, direction, tails),
+                               tail_mass=tail_mass)
+        return power(base, count, s1, res.composed, ops), 2 * len(idx)
+    base = adaptive_lower(step, idx, unit, bits, 1, direction, tails)
     return power(base, count, s1, res.composed, LOWER_OPS), 2 * len(idx)
 
 

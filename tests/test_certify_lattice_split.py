@@ -30,11 +30,13 @@ from certify.lattice_split import (  # noqa: E402
     check_tail_params,
     coarsen_split,
     multiply_split,
+    split_atoms,
     split_upper,
 )
 from certify.lattice_split_lower import (  # noqa: E402
     multiply_split_lower,
     split_lower,
+    split_lower_atoms,
     split_lower_ops,
 )
 from numeric.mechanisms import (  # noqa: E402
@@ -241,6 +243,8 @@ def heavy_tails(monkeypatch):
     monkeypatch.setattr(lt, "split_upper", functools.partial(split_upper, ratio=4))
     monkeypatch.setattr(lt, "split_lower", functools.partial(split_lower, ratio=4))
     monkeypatch.setattr(lt, "split_lower_ops", functools.partial(split_lower_ops, ratio=4))
+    monkeypatch.setattr(lt, "split_atoms", functools.partial(split_atoms, ratio=4))
+    monkeypatch.setattr(lt, "split_lower_atoms", functools.partial(split_lower_atoms, ratio=4))
     lt._term_upper.cache_clear()
     lt._term_lower.cache_clear()
     yield
