@@ -73,13 +73,15 @@ from dataclasses import dataclass
 import numpy as np
 from flint import arb, fmpz_poly
 
-from .lattice_adaptive import UPPER_OPS, coarsen_upper, upper_weights
+from .budget import require
+from .intpoly import ceil_div_pow2, decimate
+from .lattice_adaptive import UPPER_OPS, upper_weights
 from .lattice_grid import cut_sums, mul_cut_rescale
 from .lattice_measure import LatticePLD
 
 __all__ = ["MIN_SPAN", "SPLIT_UPPER_OPS", "TAIL_FRACTION", "TAIL_MASS", "TAIL_RATIO", "SplitPLD",
-           "absorb", "check_tail_params", "coarsen_split", "multiply_split", "split_atoms",
-           "split_ops", "split_upper", "tail_mass_for"]
+           "absorb", "check_tail_params", "coarsen_cells", "coarsen_split", "multiply_split",
+           "split_atoms", "split_ops", "split_upper", "tail_mass_for"]
 
 TAIL_RATIO = 64
 """Coarse unit / fine unit of the tails (a power of two)."""
@@ -217,10 +219,10 @@ def _split(fine: LatticePLD, tail: LatticePLD, inf: int, ratio: int, products: i
         return SplitPLD(fine, tail, inf, ratio, products)
     if top + 1 < n:
         high = _piece(fine, fine.h, fine.offset + top + 1, c.right_shift(top + 1))
-        tail = _add(tail, coarsen_upper(high, ratio))
+        tail = _add(tail, coarsen_cells(high, ratio))
         c = c.truncate(top + 1)
     if low > 0:
-        tail = _add(tail, coarsen_upper(_piece(fine, fine.h, fine.offset, c.truncate(low)),
+        tail = _add(tail, coarsen_cells(_piece(fine, fine.h, fine.offset, c.truncate(low)),
                                        ratio))
         c = c.right_shift(low)
     core, tail = absorb(_piece(fine, fine.h, fine.offset + low, c), tail, ratio)
@@ -345,21 +347,48 @@ def multiply_split(a: SplitPLD, b: SplitPLD, tail_mass: float = TAIL_MASS) -> Sp
     tail = _piece(a.tail, a.tail.h, 0, fmpz_poly([]))
     products = a.products + b.products + 1
     if b.tail.coeffs.length():
-        t, cut = _mul(coarsen_upper(a.core, r), b.tail)
+        t, cut = _mul(coarsen_cells(a.core, r), b.tail)
         tail, inf, products = _add(tail, t), inf + cut, products + 1
     if a.tail.coeffs.length():
-        t, cut = _mul(a.tail, _add(coarsen_upper(b.core, r), b.tail))
+        t, cut = _mul(a.tail, _add(coarsen_cells(b.core, r), b.tail))
         tail, inf, products = _add(tail, t), inf + cut, products + 1
     fine = dataclasses.replace(fine, count=count)
     tail = dataclasses.replace(tail, count=count)
     return _split(fine, tail, inf, r, products, tail_mass)
 
 
+def coarsen_cells(lat: LatticePLD, r: int) -> LatticePLD:
+    r"""Section C onto the unit ``r * lat.h`` with one rounding per coarse cell: the upper share
+    of cell J is :math:`U_J = \lceil \sum_{j \ge 1} c_{J,j} W_j / 2^{64} \rceil` (the
+    weights of :func:`certify.lattice_adaptive.coarsen_upper`, :math:`W_j \ge 2^{64} w_j`),
+    moved from J to J + 1. Proof: :math:`U_J` is at least the sum of the atoms' exact upper
+    shares :math:`c_{J,j} w_j` (section C), and the excess only moves mass up (Lemma 3); and
+    :math:`U_J \le \sum_{j \ge 1} c_{J,j}` (each :math:`W_j < 2^{64}`), so no cell goes
+    negative. One rounding per cell instead of one per atom: r - 1 FLINT scalar products and
+    a single rescaling (:func:`coarsen_upper` rescales r - 1 times)."""
+    if r == 1:
+        return lat
+    if lat.coeffs.length() == 0:
+        return LatticePLD(lat.h * r, lat.bits, 0, lat.coeffs, lat.inf, lat.count,
+                          lat.direction, lat.points, lat.products)
+    require(r * 2e-6, f"the lattice re-discretization by a factor r = {r}")
+    w = upper_weights(lat.h, r)
+    j0, first = divmod(lat.offset, r)
+    subs = decimate(lat.coeffs, r, first)  # subs[j]: fine index r * (j0 + J) + j at J
+    cells, shares = subs[0], fmpz_poly([])
+    for j in range(1, r):
+        cells = cells + subs[j]
+        shares = shares + subs[j] * w[j - 1]
+    ups = ceil_div_pow2(shares, 64)
+    return LatticePLD(lat.h * r, lat.bits, j0, cells - ups + ups.left_shift(1), lat.inf,
+                      lat.count, lat.direction, lat.points, lat.products)
+
+
 def coarsen_split(x: SplitPLD, r: int) -> SplitPLD:
-    """Step 4: both pieces coarsened by section C, the ratio kept."""
+    """Step 4: both pieces coarsened by section C (:func:`coarsen_cells`), the ratio kept."""
     if r == 1:
         return x
-    return SplitPLD(coarsen_upper(x.core, r), coarsen_upper(x.tail, r), x.inf, x.ratio,
+    return SplitPLD(coarsen_cells(x.core, r), coarsen_cells(x.tail, r), x.inf, x.ratio,
                     x.products)
 
 

@@ -28,6 +28,7 @@ from certify.lattice_measure import LatticePLD  # noqa: E402
 from certify.lattice_split import (  # noqa: E402
     SplitPLD,
     check_tail_params,
+    coarsen_cells,
     coarsen_split,
     multiply_split,
     split_atoms,
@@ -150,6 +151,17 @@ def test_split_product_dominates_the_exact_product(seed):
             assert _h(got, gi, t) >= exact - mp.mpf(10) ** -30
     # and coarsening the whole law by 2 (Step 4) dominates it as well
     _check_dominates(coarsen_split(out, 2), out, -1.0, 12.0)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_cell_coarsening_dominates(seed):
+    rng = random.Random(300 + seed)
+    unit, r = 2.0**-6, 2 ** rng.randint(1, 5)
+    lat = _random_lattice(rng, unit, rng.randint(40, 120), rng.getrandbits(5))
+    out = coarsen_cells(lat, r)
+    assert out.h == unit * r and out.total == lat.total
+    assert all(int(c) >= 0 for c in out.coeffs.coeffs())
+    _check_dominates(out, lat, -1.0, (lat.offset + lat.coeffs.length() + 2 * r) * unit)
 
 
 def test_bad_tail_parameters():
