@@ -90,20 +90,30 @@ TAIL_MASS = 1e-12
 """Per end, at most this fraction of a law's mass is moved to the coarse tail after each
 product (tightness only; the default of the functions here)."""
 
-TAIL_FRACTION = 1e-6
-"""An eps query at delta splits at ``TAIL_FRACTION * delta`` (:func:`tail_mass_for`). Measured
-at rate 0.001, sigma 2, m = 100 (the 100-fold law's delta lives in its far tail), level
-(64, 128): delta 1e-10, a split at 1e-12 widened the interval 7.30e-5 -> 7.72e-5, at 1e-14 and
-1e-16 it was 7.30e-5 again; delta 1e-5 (width 5.13e-7 absolute), the upper end rose by
-1.3e-10 (split at 1e-9), 5.7e-12 (1e-10), 1.7e-13 (1e-11)."""
+TAIL_FRACTION = 1e-5
+"""An eps query at delta splits at ``TAIL_FRACTION * delta`` (:func:`tail_mass_for`), at most
+1e-10. Measured (one run each, level (128, 256) unless said, CPU seconds of one
+`_epsilon_once`; split mass: width, CPU):
+
+* rate 0.001, sigma 1, m = 1e6, delta 1e-5: one lattice 8.25e-5, 5.4 s; 1e-11: 7.61e-5, 2.8 s;
+  1e-10: 7.61e-5, 2.2 s; 1e-9: 7.63e-5, 2.3 s; 1e-7: 7.99e-5, 1.7 s.
+* rate 0.001, sigma 0.8, m = 1e5, delta 1e-5: one lattice 8.34e-5, 7.8 s; 1e-11: 7.05e-5,
+  6.1 s; 1e-10: 7.22e-5, 5.2 s; 1e-9: 7.71e-5, 4.1 s.
+* rate 0.001, sigma 2, m = 100 (split forced, its laws are short; the 100-fold law's delta
+  lives in its far tail), level (64, 128): delta 1e-10, split at 1e-12: 7.30e-5 -> 7.72e-5 wide,
+  at 1e-14 and 1e-16 7.30e-5 again; delta 1e-5 (width 5.13e-7 absolute): the upper end rose by
+  1.3e-10 (split at 1e-9), 5.7e-12 (1e-10), 1.7e-13 (1e-11).
+
+The one-lattice laws are wider at the larger m because their longest products were coarsened
+further by :data:`certify.lattice_adaptive.MAX_LENGTH`, which the split laws stay under."""
 
 _TAIL_MASS_MIN = 1e-18  # a few 2^-64 cuts: nothing below this is worth a tail
-_TAIL_MASS_MAX = 1e-11
+_TAIL_MASS_MAX = 1e-10
 
 
 def tail_mass_for(delta: float | None) -> float:
     """The split mass for a query at ``delta`` (None: a delta query, whose delta is not known
-    in advance: the smallest split), in [1e-18, 1e-11]. Tightness only."""
+    in advance: the smallest split), in [1e-18, 1e-10]. Tightness only."""
     if delta is None or not (delta > 0):
         return _TAIL_MASS_MIN
     return min(_TAIL_MASS_MAX, max(_TAIL_MASS_MIN, TAIL_FRACTION * delta))
