@@ -23,6 +23,7 @@ from .budget import check_deadline
 from .engine import DEFAULT_PRECISION, endpoints, workprec
 from .intpoly import ceil_div_pow2
 from .lattice_grid import (
+    TRUNC_BITS,
     bounded_cache,
     ceil_dyadic,
     floor_dyadic,
@@ -136,12 +137,12 @@ class Seq:
     inf: int = 0
 
 
-def multiply_seqs(a: Seq, b: Seq, bits: int, up: bool) -> Seq:
+def multiply_seqs(a: Seq, b: Seq, bits: int, up: bool, trunc_bits: int = TRUNC_BITS) -> Seq:
     """Product, rescaled down (Q side: floor, cut mass dropped) or up (tilted P side: ceil,
     cut mass and the extra-mass cross terms added to ``extra``); the ends are cut on the exact
     product (:func:`certify.lattice_grid.cut_rescale`)."""
     # ends cut on the exact product, which is freed as soon as its kept part is copied
-    low, kept, above, below = mul_cut_rescale(a.coeffs, b.coeffs, bits, up)
+    low, kept, above, below = mul_cut_rescale(a.coeffs, b.coeffs, bits, up, trunc_bits)
     extra = inf = 0
     fa, fb = int(a.coeffs(1)), int(b.coeffs(1))
     if up:
@@ -373,12 +374,14 @@ def lower_term(step: LatticeStep, count: int, h: float, bits: int, direction: st
     return LowerLattice(h, bits, q, r, count, direction, n, ((tilt, count),))
 
 
-def combine_lowers(a: LowerLattice, b: LowerLattice) -> LowerLattice:
-    """Two independent blocks of steps: the laws convolve and the tilts add."""
+def combine_lowers(a: LowerLattice, b: LowerLattice, trunc_bits: int = TRUNC_BITS
+                   ) -> LowerLattice:
+    """Two independent blocks of steps: the laws convolve and the tilts add (``trunc_bits``:
+    :func:`certify.lattice_grid.mul_cut_rescale`)."""
     check_deadline("in the lattice lower end (convolutions)")
-    return LowerLattice(a.h, a.bits, multiply_seqs(a.q, b.q, a.bits, up=False),
-                        multiply_seqs(a.r, b.r, a.bits, up=True), a.count + b.count, a.direction,
-                        max(a.points, b.points), a.tilts + b.tilts)
+    return LowerLattice(a.h, a.bits, multiply_seqs(a.q, b.q, a.bits, False, trunc_bits),
+                        multiply_seqs(a.r, b.r, a.bits, True, trunc_bits), a.count + b.count,
+                        a.direction, max(a.points, b.points), a.tilts + b.tilts)
 
 
 _RETILT_BITS = 64  # fixed-point bits of the re-tilting factor

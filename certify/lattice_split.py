@@ -76,7 +76,7 @@ from flint import arb, fmpz_poly
 from .budget import require
 from .intpoly import ceil_div_pow2, decimate
 from .lattice_adaptive import UPPER_OPS, upper_weights
-from .lattice_grid import cut_sums, mul_cut_rescale
+from .lattice_grid import TRUNC_BITS, cut_sums, mul_cut_rescale
 from .lattice_measure import LatticePLD
 
 __all__ = ["MIN_SPAN", "SPLIT_UPPER_OPS", "TAIL_FRACTION", "TAIL_MASS", "TAIL_RATIO", "SplitPLD",
@@ -329,11 +329,16 @@ def split_atoms(idx: list[int], masses: list[int], inf: int, unit: float, bits: 
     return SplitPLD(core_pld, tail, inf, ratio)
 
 
-def _mul(x: LatticePLD, y: LatticePLD) -> tuple[LatticePLD, int]:
-    """Exact product rescaled up, ends cut (Lemma 3): (product, mass cut above, to +inf)."""
+def _mul(x: LatticePLD, y: LatticePLD, tail: bool = False) -> tuple[LatticePLD, int]:
+    """Exact product rescaled up, ends cut (Lemma 3): (product, mass cut above, to +inf).
+    A product with a tail factor is cut at :math:`2^{-B}` per end, not :math:`2^{-64}`: its own
+    mass is about the split mass (down to 1e-18), and cuts of :math:`2^{-64}` per product,
+    doubled by every later squaring, put 1.6e-13 at +infinity at rate 0.001, sigma 2, m = 1e6
+    (delta 1e-10: the interval 1.4e-4 wide instead of 6.4e-5)."""
     if x.coeffs.length() == 0 or y.coeffs.length() == 0:
         return _piece(x, x.h, 0, fmpz_poly([])), 0
-    low, kept, above, below = mul_cut_rescale(x.coeffs, y.coeffs, x.bits, up=True)
+    low, kept, above, below = mul_cut_rescale(x.coeffs, y.coeffs, x.bits, True,
+                                              x.bits if tail else TRUNC_BITS)
     if low > 0:
         kept = kept + fmpz_poly([below])
     out = LatticePLD(x.h, x.bits, x.offset + y.offset + low, kept, 0, x.count + y.count,
@@ -357,10 +362,10 @@ def multiply_split(a: SplitPLD, b: SplitPLD, tail_mass: float = TAIL_MASS) -> Sp
     tail = _piece(a.tail, a.tail.h, 0, fmpz_poly([]))
     products = a.products + b.products + 1
     if b.tail.coeffs.length():
-        t, cut = _mul(coarsen_cells(a.core, r), b.tail)
+        t, cut = _mul(coarsen_cells(a.core, r), b.tail, True)
         tail, inf, products = _add(tail, t), inf + cut, products + 1
     if a.tail.coeffs.length():
-        t, cut = _mul(a.tail, _add(coarsen_cells(b.core, r), b.tail))
+        t, cut = _mul(a.tail, _add(coarsen_cells(b.core, r), b.tail), True)
         tail, inf, products = _add(tail, t), inf + cut, products + 1
     fine = dataclasses.replace(fine, count=count)
     tail = dataclasses.replace(tail, count=count)
