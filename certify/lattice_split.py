@@ -361,15 +361,29 @@ def multiply_split(a: SplitPLD, b: SplitPLD, tail_mass: float = TAIL_MASS) -> Sp
     count = a.count + b.count
     tail = _piece(a.tail, a.tail.h, 0, fmpz_poly([]))
     products = a.products + b.products + 1
+    if a is b and a.tail.coeffs.length():  # a square: 2 C T + T T <= T (2 C^ + T), one product
+        hat = coarsen_cells(a.core, r)
+        hat2 = _piece(hat, hat.h, hat.offset, hat.coeffs * 2)
+        t, cut = _mul(a.tail, _add(hat2, a.tail), True)
+        tail, inf, products = _add(tail, t), inf + cut, products + 1
+    else:
+        tail, inf, products = _cross(a, b, r, tail, inf, products)
+    fine = dataclasses.replace(fine, count=count)
+    tail = dataclasses.replace(tail, count=count)
+    return _split(fine, tail, inf, r, products, tail_mass)
+
+
+def _cross(a: SplitPLD, b: SplitPLD, r: int, tail: LatticePLD, inf: int, products: int
+           ) -> tuple[LatticePLD, int, int]:
+    r"""The cross terms of Step 3, :math:`\hat C_a T_b + T_a(\hat C_b + T_b)`, added to
+    ``tail`` (their cut masses to ``inf``)."""
     if b.tail.coeffs.length():
         t, cut = _mul(coarsen_cells(a.core, r), b.tail, True)
         tail, inf, products = _add(tail, t), inf + cut, products + 1
     if a.tail.coeffs.length():
         t, cut = _mul(a.tail, _add(coarsen_cells(b.core, r), b.tail), True)
         tail, inf, products = _add(tail, t), inf + cut, products + 1
-    fine = dataclasses.replace(fine, count=count)
-    tail = dataclasses.replace(tail, count=count)
-    return _split(fine, tail, inf, r, products, tail_mass)
+    return tail, inf, products
 
 
 def coarsen_cells(lat: LatticePLD, r: int) -> LatticePLD:

@@ -276,10 +276,18 @@ def multiply_split_lower(a: LowerLattice, b: LowerLattice, ratio: int = TAIL_RAT
     ac, bc = _bare(a), _bare(b)
     fine = combine_lowers(ac, bc)
     tail = None
-    if b.tail is not None:  # products with a tail factor cut at 2^-B per end (lattice_split)
-        tail = combine_lowers(coarsen_lower(ac, ratio), b.tail, bits)
-    if a.tail is not None:
-        tail = _add(tail, combine_lowers(a.tail, _add(coarsen_lower(bc, ratio), b.tail), bits))
+    if a is b and a.tail is not None:  # a square: the two cross terms are equal laws
+        hat = coarsen_lower(ac, ratio)
+        hat2 = LowerLattice(hat.h, bits, Seq(hat.q.offset, hat.q.coeffs * 2),
+                            Seq(hat.r.offset, hat.r.coeffs * 2), hat.count, hat.direction,
+                            hat.points, hat.tilts)
+        tail = combine_lowers(a.tail, _add(hat2, a.tail), bits)
+    else:  # products with a tail factor cut at 2^-B per end (lattice_split)
+        if b.tail is not None:
+            tail = combine_lowers(coarsen_lower(ac, ratio), b.tail, bits)
+        if a.tail is not None:
+            tail = _add(tail, combine_lowers(a.tail, _add(coarsen_lower(bc, ratio), b.tail),
+                                             bits))
 
     def tot(x: LowerLattice, side: str) -> int:
         s = int(getattr(x, side).coeffs(1))
