@@ -274,7 +274,7 @@ def multiply_split_lower(a: LowerLattice, b: LowerLattice, ratio: int = TAIL_RAT
         raise ValueError("multiply_split_lower: the laws must share their unit")
     bits = a.bits
     ac, bc = _bare(a), _bare(b)
-    fine = combine_lowers(ac, bc)
+    fine = combine_lowers(ac, bc, lattice_split.CORE_TRUNC_BITS)
     tail = None
     if a is b and a.tail is not None:  # a square: the two cross terms are equal laws
         hat = coarsen_lower(ac, ratio)
