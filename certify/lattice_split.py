@@ -40,12 +40,13 @@ with :math:`\hat C` the section-C coarsening of C onto the coarse lattice (:math
 C_1 * T_2 \succeq C_1 * T_2`, likewise for the last term, and Step 1 adds them. The first term
 lies on the fine lattice, the others on the coarse one (the sum of two multiples of U is one);
 each is an exact FLINT product, rescaled up and truncated safely (Lemma 3: a small mass per
-end per product, below, moved up to the lowest kept point or to :math:`+\infty`). Masses at :math:`+\infty`: :math:`(F_1 + I_1)(F_2 + I_2) = F_1 F_2 + [I_1(F_2
-+ I_2) + F_1 I_2]` for finite parts F and infinite parts I; the bracket is rounded up and goes
-to :math:`+\infty`. The product's fine law is then split again (Step 2). A square needs one
-cross product: :math:`2 C * T + T * T \preceq T * (2\hat C + T)` (the same Lemma 1 and
-linearity). The cuts (any amount is safe by Lemma 3; only tightness depends on it) are
-:math:`2^{-80}` per end for core products and :math:`2^{-B}` for products with a tail factor
+end per product, below, moved up to the lowest kept point or to :math:`+\infty`). Masses at
+:math:`+\infty`: :math:`(F_1 + I_1)(F_2 + I_2) = F_1 F_2 + [I_1(F_2 + I_2) + F_1 I_2]` for
+finite parts F and infinite parts I; the bracket is rounded up and goes to :math:`+\infty`.
+The product's fine law is then split again (Step 2). A square needs one cross product:
+:math:`2 C * T + T * T \preceq T * (2\hat C + T)` (the same Lemma 1 and linearity). The
+cuts (any amount is safe by Lemma 3; only tightness depends on it) are :math:`2^{-80}` per
+end for core products and :math:`2^{-B}` for products with a tail factor
 (:data:`CORE_TRUNC_BITS`).
 
 **Step 4 (re-discretization of the whole law).** The section-C coarsening by a factor r' of the
