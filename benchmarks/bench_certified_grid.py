@@ -16,7 +16,9 @@ benchmarks/results/certified_grid.md).
 
 Timings on a shared machine are contended: the CPU column is the process time of the child
 (``--repeat N``: the median of N runs, PLD likewise). ``--configs`` and ``--deltas`` pick rows,
-``--cpu-limit S`` ends a certified query after S s of CPU (reported as an error row).
+``--cpu-limit S`` ends a certified query after S s of CPU (reported as an error row);
+``--no-split`` computes the laws on one fine lattice each (the method before the fine-core /
+coarse-tail laws of :mod:`certify.lattice_split`).
 """
 
 from __future__ import annotations
@@ -75,6 +77,10 @@ def _pld_hetero(n: int, delta: float = 1e-5) -> tuple[float | None, float]:
 
 def _child(conn, job, cpu_limit: float = 0.0) -> None:
     kind, payload = job
+    if os.environ.get("LATTICE_NO_SPLIT"):  # --no-split: one fine lattice per law (before)
+        import certify.lattice_target as lt
+
+        lt.SPLIT_TAILS = False
     if cpu_limit > 0:  # SIGXCPU ends the child; the parent reports the limit
         resource.setrlimit(resource.RLIMIT_CPU, (int(cpu_limit), int(cpu_limit) + 5))
     from numeric.mechanisms import PoissonSubsampledGaussian
@@ -158,11 +164,16 @@ def main() -> None:
     ap.add_argument("--deltas", default=None, metavar="D,...", help="only these deltas")
     ap.add_argument("--repeat", type=int, default=1,
                     help="runs per query (certified and PLD); the median CPU time is reported")
+    ap.add_argument("--no-split", action="store_true",
+                    help="one fine lattice per composed law (lattice_target.SPLIT_TAILS off: "
+                         "the numbers before the fine-core/coarse-tail laws)")
     ap.add_argument("--cpu-limit", type=float, default=0.0, metavar="S",
                     help="end a certified query after S s of CPU (reported as an error)")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results",
                                                   "certified_grid.md"))
     args = ap.parse_args()
+    if args.no_split:
+        os.environ["LATTICE_NO_SPLIT"] = "1"
     import certify.lattice_target  # noqa: F401  (imported before forking)
     import numeric.mechanisms  # noqa: F401
 

@@ -114,9 +114,14 @@ __all__ = [
     "coarsen_upper",
     "common_unit",
     "compose_tree",
+    "lower_atoms",
     "power",
+    "require_coarsen",
     "settle",
+    "tilt_weights",
     "unit_below",
+    "upper_atoms",
+    "upper_weights",
 ]
 
 _WEIGHT_BITS = 64
@@ -256,6 +261,19 @@ def adaptive_upper(step: LatticeStep, idx: list[int], values: list[arb], unit: f
     r"""The connect-the-dots measure of ``step`` at the points ``idx`` (section A), fixed-point
     tails rounded up as in :mod:`certify.lattice`, ends truncated safely. ``values`` are the
     curve's enclosures at the points (re-evaluated at a higher precision if too wide)."""
+    atoms, inf = upper_atoms(step, idx, values, unit, bits)
+    masses = [0] * (idx[-1] - idx[0] + 1)
+    for k, c in zip(idx, atoms, strict=True):
+        masses[k - idx[0]] = c
+    off, kept, inf = _truncated(idx[0], masses, inf, bits)
+    return LatticePLD(unit, bits, off, kept, inf, 1, direction, len(idx))
+
+
+def upper_atoms(step: LatticeStep, idx: list[int], values: list[arb], unit: float, bits: int
+                ) -> tuple[list[int], int]:
+    r"""The masses (units :math:`2^{-B}`) of :func:`adaptive_upper`'s measure at the points
+    ``idx``, one per point, and its mass at +infinity, before the safe truncation of the ends
+    (a sparse form: at small sampling rates the points are ~1e3 over ~1e6 lattice units)."""
     n = len(idx)
     _check_span(idx, unit)
     scale = 1 << bits
@@ -282,11 +300,7 @@ def adaptive_upper(step: LatticeStep, idx: list[int], values: list[arb], unit: f
             break
         prec *= 2
         H = None
-    masses = [0] * (idx[-1] - idx[0] + 1)
-    for k in range(n):
-        masses[idx[k] - idx[0]] = tails[k] - tails[k + 1]
-    off, kept, inf = _truncated(idx[0], masses, tails[-1], bits)
-    return LatticePLD(unit, bits, off, kept, inf, 1, direction, n)
+    return [tails[k] - tails[k + 1] for k in range(n)], tails[-1]
 
 
 def adaptive_lower(step: LatticeStep, idx: list[int], unit: float, bits: int, count: int,
@@ -296,6 +310,21 @@ def adaptive_lower(step: LatticeStep, idx: list[int], unit: float, bits: int, co
     composed ``count`` times is left to the caller (count is recorded only). ``tails``: the
     tails at the points as :func:`adaptive_points` records them (at the first precision here,
     ``DEFAULT_PRECISION + bits``), used instead of evaluating them again."""
+    qa, ra, q_inf_int, tilt = lower_atoms(step, idx, unit, bits, tails)
+    qs = [0] * (idx[-1] - idx[0] + 1)
+    rs = [0] * len(qs)
+    for k, x, y in zip(idx, qa, ra, strict=True):
+        qs[k - idx[0]], rs[k - idx[0]] = x, y
+    q = Seq(idx[0], fmpz_poly(qs), inf=q_inf_int)
+    r = Seq(idx[0], fmpz_poly(rs))
+    return LowerLattice(unit, bits, q, r, 1, direction, len(idx), ((tilt, 1),))
+
+
+def lower_atoms(step: LatticeStep, idx: list[int], unit: float, bits: int,
+                tails: dict | None = None) -> tuple[list[int], list[int], int, float]:
+    r"""The cell masses of :func:`adaptive_lower` in sparse form: (Q masses rounded down,
+    tilted P masses rounded up, one per point of ``idx``; the Q mass of the cell at +infinity;
+    the tilt gamma)."""
     n = len(idx)
     _check_span(idx, unit)
     scale = 1 << bits
@@ -320,23 +349,20 @@ def adaptive_lower(step: LatticeStep, idx: list[int], unit: float, bits: int, co
                 tilt = float((-z.log()).mid()) if z > 0 else 0.0
                 if not math.isfinite(tilt):
                     tilt = 0.0
-            qs = [0] * (idx[-1] - idx[0] + 1)
-            rs = [0] * len(qs)
+            qs, rs = [0] * n, [0] * n
             worst = 0.0
             for i, k in enumerate(idx):
                 qk = tq[i] - tq[i + 1]
                 rk = (arb(k) * u + arb(tilt)).exp() * (tp[i] - tp[i + 1])
                 worst = max(worst, float(qk.rad()), float(rk.rad()))
-                qs[k - idx[0]] = max(0, floor_dyadic(endpoints(qk * scale)[0]))
-                rs[k - idx[0]] = max(0, ceil_dyadic(endpoints(rk * scale)[1]))
+                qs[i] = max(0, floor_dyadic(endpoints(qk * scale)[0]))
+                rs[i] = max(0, ceil_dyadic(endpoints(rk * scale)[1]))
             q_inf_int = max(0, floor_dyadic(endpoints(q_inf * scale)[0]))
         if worst <= 2.0 ** (-bits - 8) or prec >= 4 * (DEFAULT_PRECISION + bits):
             break
         prec *= 2
         tails = None
-    q = Seq(idx[0], fmpz_poly(qs), inf=q_inf_int)
-    r = Seq(idx[0], fmpz_poly(rs))
-    return LowerLattice(unit, bits, q, r, 1, direction, n, ((tilt, 1),))
+    return qs, rs, q_inf_int, tilt
 
 
 # ---------------------------------------------------------------------------------------------
@@ -347,11 +373,28 @@ def _weights(values: list[arb]) -> list[int]:
     return [ceil_dyadic(endpoints(v * (1 << _WEIGHT_BITS))[1]) for v in values]
 
 
-def _require_coarsen(r: int, points: int) -> None:
+def require_coarsen(r: int, points: int) -> None:
     """Refuse, under a time budget, a re-discretization by ``r`` of ``points`` coefficients
     that cannot end before the deadline (:func:`certify.budget.require`)."""
     require(r * _COARSEN_SECONDS + points * _COARSEN_SECONDS_PER_POINT,
             f"the lattice re-discretization by a factor r = {r} of {points} points")
+
+
+def upper_weights(unit: float, r: int) -> list[int]:
+    r"""Section C's upper shares :math:`w_j = (1 - e^{-ju})/(1 - e^{-ru})`, j = 1..r-1, rounded
+    up to 64-bit fixed point (units :math:`2^{-64}`)."""
+    with workprec(DEFAULT_PRECISION):
+        u = arb(unit)
+        den = 1 - (-(r * u)).exp()
+        return _weights([(1 - (-(j * u)).exp()) / den for j in range(1, r)])
+
+
+def tilt_weights(unit: float, r: int) -> list[int]:
+    r"""Section D's tilted weights :math:`e^{-iu}`, i = 0..r-1, rounded up to 64-bit fixed
+    point (the first is exactly :math:`2^{64}`)."""
+    with workprec(DEFAULT_PRECISION):
+        u = arb(unit)
+        return [1 << _WEIGHT_BITS, *_weights([(-(i * u)).exp() for i in range(1, r)])]
 
 
 def coarsen_upper(lat: LatticePLD, r: int) -> LatticePLD:
@@ -359,11 +402,8 @@ def coarsen_upper(lat: LatticePLD, r: int) -> LatticePLD:
     if r == 1:
         return lat
     check_deadline("in the lattice re-discretization")
-    _require_coarsen(r, lat.coeffs.length())
-    with workprec(DEFAULT_PRECISION):
-        u = arb(lat.h)
-        den = 1 - (-(r * u)).exp()
-        w = _weights([(1 - (-(j * u)).exp()) / den for j in range(1, r)])
+    require_coarsen(r, lat.coeffs.length())
+    w = upper_weights(lat.h, r)
     j0, first = divmod(lat.offset, r)
     subs = decimate(lat.coeffs, r, first)  # subs[j]: fine index r * (j0 + J) + j at J
     out = subs[0]
@@ -390,10 +430,8 @@ def coarsen_lower(low: LowerLattice, r: int) -> LowerLattice:
     if r == 1:
         return low
     check_deadline("in the lattice re-discretization (lower end)")
-    _require_coarsen(r, low.q.coeffs.length() + low.r.coeffs.length())
-    with workprec(DEFAULT_PRECISION):
-        u = arb(low.h)
-        w = [1 << _WEIGHT_BITS, *_weights([(-(i * u)).exp() for i in range(1, r)])]
+    require_coarsen(r, low.q.coeffs.length() + low.r.coeffs.length())
+    w = tilt_weights(low.h, r)
     return LowerLattice(low.h * r, low.bits, _coarsen_seq(low.q, r, None),
                         _coarsen_seq(low.r, r, w), low.count, low.direction, low.points,
                         low.tilts)

@@ -340,8 +340,8 @@ def cut_rescale(prod: fmpz_poly, bits: int, up: bool) -> tuple[int, fmpz_poly, i
     return _cut_rescale([prod], bits, up)
 
 
-def mul_cut_rescale(a: fmpz_poly, b: fmpz_poly, bits: int, up: bool
-                    ) -> tuple[int, fmpz_poly, int, int]:
+def mul_cut_rescale(a: fmpz_poly, b: fmpz_poly, bits: int, up: bool,
+                    trunc_bits: int = TRUNC_BITS) -> tuple[int, fmpz_poly, int, int]:
     r""":func:`cut_rescale` of the exact product ``a * b``, the same numbers bit for bit, with
     the product owned here so that it is freed as soon as its kept part is copied (peak memory:
     at rate 0.001 the first squarings multiply single-step blocks of millions of coefficients,
@@ -349,21 +349,28 @@ def mul_cut_rescale(a: fmpz_poly, b: fmpz_poly, bits: int, up: bool
 
     Raises:
         BudgetExceeded: under a time budget, before a long product (over 2^15 coefficients)
-            whose typical cost (:data:`PRODUCT_SECONDS`) exceeds the time left."""
+            whose typical cost (:data:`PRODUCT_SECONDS`) exceeds the time left.
+
+    ``trunc_bits``: at most :math:`2^{-\max(trunc\_bits, ...)}` of mass is cut per end (the cut
+    is :math:`\tau = 2^{B + \max(0, B - trunc\_bits)}` in units :math:`2^{-2B}`; default
+    :data:`TRUNC_BITS`, i.e. :math:`2^{-64}`; ``trunc_bits = B`` cuts at most :math:`2^{-B}`,
+    for products of small sub-measures whose own mass is near :math:`2^{-64}`,
+    :mod:`certify.lattice_split`)."""
     # (intpoly.square_sparse_tail, the exact square of a sparse single-step block by bands, is
     # 2-3x faster than a * a on such a block alone but made whole queries 8-15% slower in
     # paired runs, with 12-15% less peak memory: not used here; docs/lattice-speed.md)
     n = a.length() + b.length()
     if n > _PRODUCT_CHECK_POINTS:
         require(n * PRODUCT_SECONDS * max(1.0, bits / 100), f"a lattice product of {n} points")
-    return _cut_rescale([a * b], bits, up)
+    return _cut_rescale([a * b], bits, up, trunc_bits)
 
 
-def _cut_rescale(box: list, bits: int, up: bool) -> tuple[int, fmpz_poly, int, int]:
+def _cut_rescale(box: list, bits: int, up: bool, trunc_bits: int = TRUNC_BITS
+                 ) -> tuple[int, fmpz_poly, int, int]:
     """:func:`cut_rescale` on the product in ``box`` (taken out of it, so that the only
     reference left is local and each copy replaces the one before)."""
     prod = box.pop()
-    tau = 1 << (bits + max(0, bits - TRUNC_BITS))
+    tau = 1 << (bits + max(0, bits - trunc_bits))
     low, top, above, below = cut_sums(prod, tau)
     if top + 1 < prod.length():
         prod = prod.truncate(top + 1)

@@ -23,6 +23,7 @@ from .budget import check_deadline
 from .engine import DEFAULT_PRECISION, endpoints, workprec
 from .intpoly import ceil_div_pow2
 from .lattice_grid import (
+    TRUNC_BITS,
     bounded_cache,
     ceil_dyadic,
     floor_dyadic,
@@ -136,12 +137,12 @@ class Seq:
     inf: int = 0
 
 
-def multiply_seqs(a: Seq, b: Seq, bits: int, up: bool) -> Seq:
+def multiply_seqs(a: Seq, b: Seq, bits: int, up: bool, trunc_bits: int = TRUNC_BITS) -> Seq:
     """Product, rescaled down (Q side: floor, cut mass dropped) or up (tilted P side: ceil,
     cut mass and the extra-mass cross terms added to ``extra``); the ends are cut on the exact
     product (:func:`certify.lattice_grid.cut_rescale`)."""
     # ends cut on the exact product, which is freed as soon as its kept part is copied
-    low, kept, above, below = mul_cut_rescale(a.coeffs, b.coeffs, bits, up)
+    low, kept, above, below = mul_cut_rescale(a.coeffs, b.coeffs, bits, up, trunc_bits)
     extra = inf = 0
     fa, fb = int(a.coeffs(1)), int(b.coeffs(1))
     if up:
@@ -180,11 +181,28 @@ class LowerLattice:
     direction: str
     points: int
     tilts: tuple[tuple[float, int], ...] = ()  # (gamma_i, m_i) per term (binary64, exact)
+    tail: Any = None
+    """None, or the coarse tail of :mod:`certify.lattice_split_lower`: a ``LowerLattice`` on
+    the unit ``ratio * h`` (the statistic's values outside this law's core, labels in units of
+    the tail's h), with the same tilts, no extra mass and no cell at infinity (those are
+    carried here)."""
+
+    @property
+    def ratio(self) -> int:
+        """Tail unit over core unit (1 without a tail)."""
+        return 1 if self.tail is None else round(self.tail.h / self.h)
+
+    def composed_length(self) -> int:
+        """Coefficients held (both sides, core and tail)."""
+        n = max(self.q.coeffs.length(), self.r.coeffs.length())
+        return n if self.tail is None else n + self.tail.composed_length()
 
     def q_mass_lost(self) -> float:
         """Q-mass lost to rounding down and dropped tails (a tightness diagnostic: the test's Q
         term is low by at most this much)."""
         kept = int(self.q.coeffs(1)) + self.q.inf
+        if self.tail is not None:
+            kept += int(self.tail.q.coeffs(1))
         return float(Fraction((1 << self.bits) - kept, 1 << self.bits))
 
     def _shift(self) -> arb:
@@ -211,10 +229,20 @@ class LowerLattice:
         qo, ro = self.q.offset, self.r.offset
         qc = np.array([float(v) * sc for v in self.q.coeffs.coeffs()], dtype=float)
         rc = np.array([float(v) * sc for v in self.r.coeffs.coeffs()], dtype=float)
-        j = np.union1d(qo + np.arange(len(qc)), ro + np.arange(len(rc)))
+        qj, rj = qo + np.arange(len(qc)), ro + np.arange(len(rc))
+        if self.tail is not None:  # a coarse label J is the fine label J * ratio (same tilt)
+            tj, tq, tr = self.tail._candidates
+            qj, rj = np.concatenate([qj, tj * self.ratio]), np.concatenate([rj, tj * self.ratio])
+            qc, rc = np.concatenate([qc, tq]), np.concatenate([rc, tr])
+            j = np.unique(np.concatenate([qj, rj]))
+            qa, ra = np.zeros(len(j)), np.zeros(len(j))
+            np.add.at(qa, np.searchsorted(j, qj), qc)
+            np.add.at(ra, np.searchsorted(j, rj), rc)
+            return j, qa, ra
+        j = np.union1d(qj, rj)
         qa, ra = np.zeros(len(j)), np.zeros(len(j))
-        qa[np.searchsorted(j, qo + np.arange(len(qc)))] = qc
-        ra[np.searchsorted(j, ro + np.arange(len(rc)))] = rc
+        qa[np.searchsorted(j, qj)] = qc
+        ra[np.searchsorted(j, rj)] = rc
         return j, qa, ra
 
     @cached_property
@@ -273,7 +301,12 @@ class LowerLattice:
         else:
             ps = arb(0)
         ps = (ps + arb(fmpz(self.r.extra)) * (eps - (k + 1) * h).exp()) * (-self._shift()).exp()
-        return (arb(fmpz(qs)) - ps) * arb(2) ** (-self.bits)
+        out = (arb(fmpz(qs)) - ps) * arb(2) ** (-self.bits)
+        if self.tail is not None:
+            # the tail's labels J stand for the fine labels J * ratio: J * ratio > k iff
+            # J > floor(k / ratio); its own test term is that of a sub-measure (same tilts)
+            out += self.tail.delta_lower_at(eps, k // self.ratio)
+        return out
 
     def delta_lower(self, eps: arb) -> tuple[arb, int]:
         """Best certified test value at ``eps`` (an Arb ball; its upper end is used) and K."""
@@ -341,12 +374,14 @@ def lower_term(step: LatticeStep, count: int, h: float, bits: int, direction: st
     return LowerLattice(h, bits, q, r, count, direction, n, ((tilt, count),))
 
 
-def combine_lowers(a: LowerLattice, b: LowerLattice) -> LowerLattice:
-    """Two independent blocks of steps: the laws convolve and the tilts add."""
+def combine_lowers(a: LowerLattice, b: LowerLattice, trunc_bits: int = TRUNC_BITS
+                   ) -> LowerLattice:
+    """Two independent blocks of steps: the laws convolve and the tilts add (``trunc_bits``:
+    :func:`certify.lattice_grid.mul_cut_rescale`)."""
     check_deadline("in the lattice lower end (convolutions)")
-    return LowerLattice(a.h, a.bits, multiply_seqs(a.q, b.q, a.bits, up=False),
-                        multiply_seqs(a.r, b.r, a.bits, up=True), a.count + b.count, a.direction,
-                        max(a.points, b.points), a.tilts + b.tilts)
+    return LowerLattice(a.h, a.bits, multiply_seqs(a.q, b.q, a.bits, False, trunc_bits),
+                        multiply_seqs(a.r, b.r, a.bits, True, trunc_bits), a.count + b.count,
+                        a.direction, max(a.points, b.points), a.tilts + b.tilts)
 
 
 _RETILT_BITS = 64  # fixed-point bits of the re-tilting factor
@@ -378,7 +413,8 @@ def retilt(low: LowerLattice) -> LowerLattice:
         The same laws with the tilted side renormalised (unchanged if already within
         :math:`2^{-40}` of 1 in log, or empty).
     """
-    tot = int(low.r.coeffs(1)) + low.r.extra
+    tail = low.tail
+    tot = int(low.r.coeffs(1)) + low.r.extra + (0 if tail is None else int(tail.r.coeffs(1)))
     if tot <= 0:
         return low
     g = -(math.log(tot) - low.bits * math.log(2.0))
@@ -391,8 +427,13 @@ def retilt(low: LowerLattice) -> LowerLattice:
     merged: dict[float, int] = {}
     for gg, c in (*low.tilts, (g, 1)):
         merged[gg] = merged.get(gg, 0) + c
+    tilts = tuple(merged.items())
+    if tail is not None:  # the same identity, factor and tilts for the coarse tail
+        tr = Seq(tail.r.offset, ceil_div_pow2(tail.r.coeffs * w, _RETILT_BITS), 0, 0)
+        tail = LowerLattice(tail.h, tail.bits, tail.q, tr, tail.count, tail.direction,
+                            tail.points, tilts)
     return LowerLattice(low.h, low.bits, low.q, r, low.count, low.direction, low.points,
-                        tuple(merged.items()))
+                        tilts, tail)
 
 
 def lower_lattice(

@@ -47,6 +47,10 @@ class LatticePLD:
     points: int
     products: int = 0
 
+    def composed_length(self) -> int:
+        """Coefficients held."""
+        return self.coeffs.length()
+
     @property
     def total(self) -> int:
         """Total mass (units 2^-B), >= 2^B."""

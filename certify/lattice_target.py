@@ -35,6 +35,7 @@ from flint import arb
 from numeric.composition import Composition, compose
 from numeric.errors import BudgetExceeded
 
+from . import lattice_split
 from .bound import Bound
 from .budget import check_deadline, current_deadline
 from .engine import DEFAULT_PRECISION, Endpoint, endpoints, to_arb, workprec
@@ -45,8 +46,10 @@ from .lattice_adaptive import (
     adaptive_lower,
     adaptive_points,
     adaptive_upper,
+    lower_atoms,
     power,
     unit_below,
+    upper_atoms,
 )
 from .lattice_grid import bounded_cache, check_params, grid_range, lattice_terms
 from .lattice_hetero import LOWER_OPS_RENORM, MultiPower
@@ -64,6 +67,8 @@ from .lattice_hetero_ladder import (  # the HETERO_* constants also read from he
 )
 from .lattice_lower import A_LOWER, epsilon_lower
 from .lattice_measure import epsilon_upper
+from .lattice_split import split_atoms, split_ops, split_upper, tail_mass_for
+from .lattice_split_lower import split_lower, split_lower_atoms, split_lower_ops
 from .lattice_steps import step_assumptions
 
 __all__ = [
@@ -100,6 +105,10 @@ EVALS_PER_SECOND = 2_500
 """Single-step Arb evaluations a second of an active time budget buys: about a fifth of the
 ~12 000/s of CPU time measured for the whole lattice of subsampled Gaussians on the 2-core
 reference machine, products included, so that a wall-clock budget holds on a shared machine."""
+
+SPLIT_TAILS = True
+"""One term: the upper end's composed laws carry their far tails on a coarser lattice
+(:mod:`certify.lattice_split`; False: one fine lattice, as before)."""
 
 _ABS_FLOOR = 0.01  # below this value the target width is absolute: rel_width * 0.01
 
@@ -167,33 +176,51 @@ def _term_points(step: Any, total: int, res: Resolution, bits: int, sigma_m: flo
 
 @bounded_cache(64)
 def _term_upper(step: Any, count: int, total: int, res: Resolution, bits: int, direction: str,
-                sigma_m: float):
+                sigma_m: float, tail_mass: float = 0.0):
     """(upper block, evaluations) of one term composed ``count`` times, in a composition whose
     loss has rough standard deviation ``sigma_m`` (it places the points: section A)."""
     s1, unit, idx, values, _ = _term_points(step, total, res, bits, sigma_m)
-    up = power(adaptive_upper(step, idx, values, unit, bits, direction), count, s1,
-               res.composed, UPPER_OPS)
-    return up, len(idx)
+    if SPLIT_TAILS and idx[-1] - idx[0] >= lattice_split.MIN_SPAN:
+        # fine core + coarse tails (certify.lattice_split, where the proof is), built from the
+        # sparse single-step atoms
+        atoms, inf = upper_atoms(step, idx, values, unit, bits)
+        base = split_atoms(idx, atoms, inf, unit, bits, direction, tail_mass=tail_mass)
+        return power(base, count, s1, res.composed, split_ops(tail_mass)), len(idx)
+    base = adaptive_upper(step, idx, values, unit, bits, direction)
+    if SPLIT_TAILS:
+        base = split_upper(base, tail_mass=tail_mass)
+        return power(base, count, s1, res.composed, split_ops(tail_mass)), len(idx)
+    return power(base, count, s1, res.composed, UPPER_OPS), len(idx)
 
 
 @bounded_cache(64)
 def _term_lower(step: Any, count: int, total: int, res: Resolution, bits: int, direction: str,
-                sigma_m: float):
+                sigma_m: float, tail_mass: float = 0.0):
     """(lower block, evaluations) of one term composed ``count`` times."""
     s1, unit, idx, _, tails = _term_points(step, total, res, bits, sigma_m)
-    low = power(adaptive_lower(step, idx, unit, bits, 1, direction, tails), count, s1, res.composed,
-                LOWER_OPS)
-    return low, 2 * len(idx)
+    if SPLIT_TAILS:  # fine core + coarse tails (certify.lattice_split_lower, the proof)
+        ops = split_lower_ops(tail_mass=tail_mass)
+        if idx[-1] - idx[0] >= lattice_split.MIN_SPAN:  # from the sparse single-step atoms
+            qm, rm, q_inf, tilt = lower_atoms(step, idx, unit, bits, tails)
+            base = split_lower_atoms(idx, qm, rm, q_inf, tilt, unit, bits, direction,
+                                     tail_mass=tail_mass)
+        else:
+            base = split_lower(adaptive_lower(step, idx, unit, bits, 1, direction, tails),
+                               tail_mass=tail_mass)
+        return power(base, count, s1, res.composed, ops), 2 * len(idx)
+    base = adaptive_lower(step, idx, unit, bits, 1, direction, tails)
+    return power(base, count, s1, res.composed, LOWER_OPS), 2 * len(idx)
 
 
-def _law(comp: Composition, res: Resolution, bits: int, direction: str, lower: bool):
+def _law(comp: Composition, res: Resolution, bits: int, direction: str, lower: bool,
+         tail_mass: float = 0.0):
     """One term: the composed upper (or lower) block of one pair order by binary powering
     (:func:`certify.lattice_adaptive.power`), and the evaluations it took."""
     terms, total = lattice_terms(comp, direction)
     sigma_m = math.sqrt(sum(c * st.rough_std() ** 2 for st, c in terms))
     (step, count), = terms
     build = _term_lower if lower else _term_upper
-    return build(step, count, total, res, bits, direction, sigma_m)
+    return build(step, count, total, res, bits, direction, sigma_m, tail_mass)
 
 
 def _law_multi(comp: Composition, res: Resolution, bits: int, direction: str, upper: bool,
@@ -225,8 +252,8 @@ def _law_multi(comp: Composition, res: Resolution, bits: int, direction: str, up
     return (None if up is None else up.result(), None if low is None else low.result(), evals)
 
 
-def _laws(comp: Composition, res: Resolution, bits: int, pick, skip=None, first=None
-          ) -> tuple[dict, dict, int]:
+def _laws(comp: Composition, res: Resolution, bits: int, pick, skip=None, first=None,
+          tail_mass: float = 0.0) -> tuple[dict, dict, int]:
     """Upper blocks in every pair order (``first`` first) except those ``skip(d, ups)`` drops;
     the lower block only in the order ``pick(ups)`` chooses (any single order's test is a
     valid lower bound of the max over orders). Several terms: the first order's lower block is
@@ -242,14 +269,14 @@ def _laws(comp: Composition, res: Resolution, bits: int, pick, skip=None, first=
             if low is not None:
                 lows[d] = low
         else:
-            ups[d], n = _law(comp, res, bits, d, False)
+            ups[d], n = _law(comp, res, bits, d, False, tail_mass)
         evals += n
     d = pick(ups)
     if d not in lows:
         if several:
             _, lows[d], n = _law_multi(comp, res, bits, d, False, True)
         else:
-            lows[d], n = _law(comp, res, bits, d, True)
+            lows[d], n = _law(comp, res, bits, d, True, tail_mass)
         evals += n
     return ups, {d: lows[d]}, evals
 
@@ -274,7 +301,7 @@ def _details(ups: dict, lows: dict, res: Resolution) -> dict[str, Any]:
         "bits": next(iter(ups.values())).bits,
         "count": next(iter(ups.values())).count,
         "single_step_points": {k: v.points for k, v in ups.items()},
-        "composed_points": {k: v.coeffs.length() for k, v in ups.items()},
+        "composed_points": {k: v.composed_length() for k, v in ups.items()},
         "rounding_budget": {k: v.rounding_budget() for k, v in ups.items()},
         "lower_q_mass_lost": {k: v.q_mass_lost() for k, v in lows.items()},
     }
@@ -310,7 +337,7 @@ def _delta_once(comp: Composition, e: arb, res: Resolution, bits: int,
         return True
 
     ups, lows, evals = _laws(comp, res, bits, pick, skip if carry is not None else None,
-                             old.get("win"))
+                             old.get("win"), tail_mass_for(None))
     if carry is not None:
         carry.update({d: arb(v.upper()) for d, v in per_up.items() if d in ups})
         carry["win"] = max(per_up, key=lambda k: per_up[k].upper())
@@ -387,7 +414,7 @@ def _epsilon_once(comp: Composition, target: arb, res: Resolution, bits: int,
         return True
 
     ups, lows, evals = _laws(comp, res, bits, pick, skip if carry is not None else None,
-                             old.get("win"))
+                             old.get("win"), tail_mass_for(float(target.upper())))
     evals += lazy_evals[0]
     if carry is not None:
         carry.update({d: v for d, v in per.items() if d in ups})

@@ -106,7 +106,7 @@ def test_precision_doubling_is_refused_with_its_typical_growth():
     with time_budget(1.0):
         try:
             chernoff_delta_bound(comp, 287.0)
-        except NotApplicable:  # BudgetExceeded included
+        except (NotApplicable, ArithmeticError):  # refused (BudgetExceeded), or no finite ball
             pass
     assert time.monotonic() - t0 < 1.0 + 0.5
 
