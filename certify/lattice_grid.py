@@ -127,7 +127,7 @@ def _search(pred: Callable[[arb], bool], start: float, outward: float) -> float:
     return good
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=4096)  # two pair orders of up to 2000 distinct terms (1000 noise levels)
 def grid_range(step: LatticeStep, count: int) -> tuple[float, float]:
     """[lo, hi] with gap(lo) <= tol and excess(hi) <= tol, tol = 2^-72 / count (certified)."""
     tol = arb(2.0**-_RANGE_BITS) / count
