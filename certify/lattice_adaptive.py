@@ -125,10 +125,11 @@ __all__ = [
 ]
 
 _WEIGHT_BITS = 64
-_COARSEN_SECONDS = 1e-5
-"""Low estimate of the seconds a re-discretization costs per unit of the ratio r (the r Arb
-weights and the r-way Python loops: ~15-40 us measured); a budget refuses a huge r up front
-(found by the issue 12 fuzz: r ~ 4e6 ran 56 s under a 3.5 s budget)."""
+_COARSEN_SECONDS = 2e-5
+"""Typical seconds a re-discretization costs per unit of the ratio r (the r Arb weights and
+the r-way loops: 9 us per unit idle at r = 262144, 15-40 us measured under load); a budget
+refuses a huge r up front (found by the issue 12 fuzz: r ~ 4e6 ran 56 s under a 3.5 s budget;
+with the low 1e-5 an r = 262144 still ran ~1.5 s past an ``auto`` deadline under load)."""
 _COARSEN_SECONDS_PER_POINT = 3e-7
 """Typical seconds a re-discretization costs per coefficient of its input (the residue classes
 and the weighted sums over them: 0.76 s for a lower-end sequence of 2.6e6 coefficients at

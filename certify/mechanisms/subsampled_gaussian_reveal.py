@@ -262,7 +262,9 @@ class _Problem:
 
 def _pick_lower_eps(prob: _Problem, delta: float) -> tuple[int, float] | None:
     best, arg = -math.inf, None
-    for k, z in prob.candidates(delta):
+    for i, (k, z) in enumerate(prob.candidates(delta)):
+        if i % 64 == 0:
+            check_deadline("in the reveal lower test's search")
         log_q, log_p = prob.test_f(k, z)
         if not log_q > math.log(delta) + 1e-9:
             continue
@@ -274,7 +276,9 @@ def _pick_lower_eps(prob: _Problem, delta: float) -> tuple[int, float] | None:
 
 def _pick_lower_delta(prob: _Problem, eps: float) -> tuple[int, float] | None:
     best, arg = -math.inf, None
-    for k, z in prob.candidates(1e-300):
+    for i, (k, z) in enumerate(prob.candidates(1e-300)):
+        if i % 64 == 0:
+            check_deadline("in the reveal lower test's search")
         log_q, log_p = prob.test_f(k, z)
         if not eps + log_p < log_q:
             continue
