@@ -303,9 +303,11 @@ _SECONDS_PER_NEW_PANEL = 12 * 20e-9
 _SECONDS_PER_TILT_PANEL = 5e-9
 """Low cost of one tilt on one panel of a CGF batch (measured 45-240 ns; a long rule's trim alone
 computes a few flops per tilt and panel, an untrimmed one 12 nodes of exp and cumulants)."""
-_SECONDS_PER_CUMULANT_NODE = 60e-9
-"""Low cost of one node of the cumulant quadrature (measured 190 ns at 2.2 M nodes, more on
-smaller rules)."""
+_SECONDS_PER_CUMULANT_NODE = 40e-9
+"""Low cost of one node of the cumulant quadrature, per node of the estimate ``40 * panels``
+(measured 190 ns at 2.2 M nodes in a fresh process, more on smaller rules; 58 ns at sigma
+0.0123 in a process whose memory was already paged in by earlier work, where the CI suite
+found 60 ns not low enough)."""
 
 
 def _cgf_seconds(new_panels: int, tilts: int, panels: int) -> float:
