@@ -3,7 +3,8 @@
 For a step of a pair (P, Q) with PLLR L: delta_1 is a probability, non-increasing, convex in
 e^eps, at least 1 - e^eps (the event "everything") and at least Q(L = +inf); the tails are
 non-increasing probabilities; Lemma 2's range errors are >= 0; every ball is tight. Also the
-Laplace two-fold oracle (mpmath quadrature) shared by the lattice tests.
+exact oracles shared by the lattice tests (mpmath at 40 digits): the Laplace two-fold
+(quadrature), the Gaussian (GDP closed form) and m-fold randomized response (binomial sum).
 """
 
 from __future__ import annotations
@@ -77,3 +78,25 @@ def laplace_two_fold(mu: float, eps: float) -> mp.mpf:
     pts = sorted({-mu, mu, *(p for p in (eps - mu, eps + mu) if -mu < p < mu)})
     total += mp.quad(lambda x: f(x) * inner(x), pts)
     return total
+
+
+def gdp_delta(mu, eps) -> mp.mpf:
+    r"""delta_mu(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (GDP Cor. 2.13), at 40
+    digits; mu a float or an mpf."""
+    with mp.workdps(40):
+        mu, eps = mp.mpf(mu), mp.mpf(eps)
+        return mp.ncdf(-eps / mu + mu / 2) - mp.exp(eps) * mp.ncdf(-eps / mu - mu / 2)
+
+
+def rr_delta(eps0: float, m: int, eps: float) -> mp.mpf:
+    r"""m-fold randomized response at 40 digits: L = (2k - m) eps0 with
+    k ~ Bin(m, e^eps0 / (1 + e^eps0)) under Q; delta(eps) = E_Q[(1 - e^(eps - L))_+]."""
+    with mp.workdps(40):
+        e0, e = mp.mpf(eps0), mp.mpf(eps)
+        q = mp.exp(e0) / (1 + mp.exp(e0))
+        out = mp.mpf(0)
+        for k in range(m + 1):
+            s = (2 * k - m) * e0
+            if s > e:
+                out += mp.binomial(m, k) * q**k * (1 - q) ** (m - k) * (1 - mp.exp(e - s))
+        return out

@@ -16,6 +16,8 @@ import pytest
 pytest.importorskip("flint")
 mp = pytest.importorskip("mpmath")
 
+from lattice_contract import gdp_delta  # noqa: E402
+
 from certify import lattice_hetero_ladder as hl  # noqa: E402
 from certify import lattice_target as lt  # noqa: E402
 from certify.bound import Bound  # noqa: E402
@@ -171,11 +173,6 @@ def test_several_terms_none_affordable_says_why():
 # --- end to end: many distinct Gaussians at rate 1 against GDP --------------------------------
 
 
-def _gdp_delta(mu: mp.mpf, eps: float) -> mp.mpf:
-    """delta_mu(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (GDP Cor. 2.13)."""
-    e = mp.mpf(eps)
-    return mp.ncdf(-e / mu + mu / 2) - mp.exp(e) * mp.ncdf(-e / mu - mu / 2)
-
 
 def test_many_distinct_gaussians_at_rate_one_bracket_gdp_epsilon():
     sigmas = [4.0 + 0.25 * i for i in range(24)]  # 24 distinct noise levels, 3 runs each
@@ -184,7 +181,7 @@ def test_many_distinct_gaussians_at_rate_one_bracket_gdp_epsilon():
     lo, hi = float(b.lower_mpf), float(b.upper_mpf)
     with mp.workdps(40):
         mu = mp.sqrt(sum(mp.mpf(3) / mp.mpf(s) ** 2 for s in sigmas))  # GDP Cor. 3.3
-        assert _gdp_delta(mu, lo) >= 1e-6 >= _gdp_delta(mu, hi)
+        assert gdp_delta(mu, lo) >= 1e-6 >= gdp_delta(mu, hi)
     assert hi - lo <= 1e-4 * hi
     assert not any("above the target" in w for w in b.warnings)
 
@@ -199,7 +196,7 @@ def test_many_terms_coarse_start_brackets_gdp_epsilon():
     lo, hi = float(b.lower_mpf), float(b.upper_mpf)
     with mp.workdps(40):
         mu = mp.sqrt(sum(mp.mpf(2) / mp.mpf(s) ** 2 for s in sigmas))  # GDP Cor. 3.3
-        assert _gdp_delta(mu, lo) >= 1e-6 >= _gdp_delta(mu, hi)
+        assert gdp_delta(mu, lo) >= 1e-6 >= gdp_delta(mu, hi)
     assert hi - lo <= 1e-3 * hi
     assert hl.hetero_initial(n, LEVELS[0].single) == hl.HETERO_INITIAL_MANY
     assert hl.hetero_initial(n - 3, LEVELS[0].single) == hl.HETERO_INITIAL

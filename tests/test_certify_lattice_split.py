@@ -21,6 +21,7 @@ pytest.importorskip("flint")
 mp = pytest.importorskip("mpmath")
 
 from flint import fmpz_poly  # noqa: E402
+from lattice_contract import gdp_delta, rr_delta  # noqa: E402
 
 import certify.lattice_target as lt  # noqa: E402
 from certify import lattice_split  # noqa: E402
@@ -57,24 +58,6 @@ def _split_short_laws(monkeypatch, request):
     monkeypatch.setattr(lattice_split, "MIN_SPAN", 1024 if "dp_sgd" in request.node.name else 16)
 
 
-def _gdp_delta(mu: float, eps: float) -> mp.mpf:
-    """delta_mu(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (GDP Cor. 2.13)."""
-    with mp.workdps(40):
-        mu, eps = mp.mpf(mu), mp.mpf(eps)
-        return mp.ncdf(-eps / mu + mu / 2) - mp.exp(eps) * mp.ncdf(-eps / mu - mu / 2)
-
-
-def _rr_delta(eps0: float, m: int, eps: float) -> mp.mpf:
-    """m-fold randomized response: L = (2k - m) eps0, k ~ Bin(m, e^eps0 / (1 + e^eps0))."""
-    with mp.workdps(40):
-        e0, e = mp.mpf(eps0), mp.mpf(eps)
-        q = mp.exp(e0) / (1 + mp.exp(e0))
-        out = mp.mpf(0)
-        for k in range(m + 1):
-            s = (2 * k - m) * e0
-            if s > e:
-                out += mp.binomial(m, k) * q**k * (1 - q) ** (m - k) * (1 - mp.exp(e - s))
-        return out
 
 
 # --- dominance of the split, the product and the re-discretization (upper end) ---------------
@@ -280,7 +263,7 @@ def heavy_tails(monkeypatch):
 
 @pytest.mark.parametrize(("sigma", "m", "eps"), [(2.0, 10, 0.5), (1.0, 50, 20.0), (4.0, 200, 2.0)])
 def test_gaussian_with_heavy_tails_brackets_gdp(heavy_tails, sigma, m, eps):
-    want = _gdp_delta(math.sqrt(m) / sigma, eps)
+    want = gdp_delta(math.sqrt(m) / sigma, eps)
     b = lt.target_delta_interval([(Gaussian(sigma), m)], eps, rel_width=1e-3)
     assert b.lower_mpf <= want <= b.upper_mpf
     assert b.lower_mpf > 0
@@ -292,12 +275,12 @@ def test_gaussian_rate_one_with_heavy_tails_brackets_gdp_epsilon(heavy_tails):
     b = lt.target_epsilon_interval([(PoissonSubsampledGaussian(sigma, 1.0), m)], delta,
                                    rel_width=1e-3)
     lo, hi = float(b.lower_mpf), float(b.upper_mpf)
-    assert _gdp_delta(mu, lo) >= delta >= _gdp_delta(mu, hi)
+    assert gdp_delta(mu, lo) >= delta >= gdp_delta(mu, hi)
 
 
 @pytest.mark.parametrize(("eps0", "m", "eps"), [(0.1, 300, 2.0), (0.05, 1000, 1.0)])
 def test_randomized_response_with_heavy_tails_brackets_the_binomial(heavy_tails, eps0, m, eps):
-    want = _rr_delta(eps0, m, eps)
+    want = rr_delta(eps0, m, eps)
     b = lt.target_delta_interval([(RandomizedResponse(eps0), m)], eps, rel_width=1e-2)
     assert b.lower_mpf <= want <= b.upper_mpf
 

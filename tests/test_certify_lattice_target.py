@@ -21,7 +21,7 @@ pytest.importorskip("flint")
 mp = pytest.importorskip("mpmath")
 
 from flint import fmpz_poly  # noqa: E402
-from lattice_contract import laplace_two_fold  # noqa: E402
+from lattice_contract import gdp_delta, laplace_two_fold, rr_delta  # noqa: E402
 
 from certify.budget import time_budget  # noqa: E402
 from certify.combine import certified_delta, certified_epsilon  # noqa: E402
@@ -44,25 +44,6 @@ PLD_EPS = {1000: 1.828, 10000: 6.188}  # dp_accounting PLD, rate 0.01, sigma 1, 
 ROUND = 5e-4
 
 
-def _gdp_delta(mu: float, eps: float) -> mp.mpf:
-    """delta_mu(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (GDP Cor. 2.13)."""
-    with mp.workdps(40):
-        mu, eps = mp.mpf(mu), mp.mpf(eps)
-        return mp.ncdf(-eps / mu + mu / 2) - mp.exp(eps) * mp.ncdf(-eps / mu - mu / 2)
-
-
-def _rr_delta(eps0: float, m: int, eps: float) -> mp.mpf:
-    """m-fold randomized response: L = (2k - m) eps0 with k ~ Bin(m, e^eps0 / (1 + e^eps0))
-    under Q; delta(eps) = E_Q[(1 - e^(eps - L))_+]."""
-    with mp.workdps(40):
-        e0, e = mp.mpf(eps0), mp.mpf(eps)
-        q = mp.exp(e0) / (1 + mp.exp(e0))
-        out = mp.mpf(0)
-        for k in range(m + 1):
-            s = (2 * k - m) * e0
-            if s > e:
-                out += mp.binomial(m, k) * q**k * (1 - q) ** (m - k) * (1 - mp.exp(e - s))
-        return out
 
 
 # --- the re-discretization steps (sections C and D of certify.lattice_adaptive) -------------------
@@ -119,7 +100,7 @@ def test_coarsened_test_statistic_keeps_the_invariants(seed):
 
 @pytest.mark.parametrize(("sigma", "m", "eps"), [(2.0, 10, 0.5), (1.0, 50, 20.0), (4.0, 200, 2.0)])
 def test_gaussian_brackets_gdp(sigma, m, eps):
-    want = _gdp_delta(math.sqrt(m) / sigma, eps)
+    want = gdp_delta(math.sqrt(m) / sigma, eps)
     b = target_delta_interval([(Gaussian(sigma), m)], eps, rel_width=1e-3)
     assert b.lower_mpf <= want <= b.upper_mpf
     assert b.lower_mpf > 0
@@ -130,13 +111,13 @@ def test_heterogeneous_gaussians_bracket_gdp_epsilon():
     mu = math.sqrt(30 / 4 + 200 / 25 + 3)  # GDP Cor. 3.3
     b = target_epsilon_interval(comp, 1e-6, rel_width=1e-3)
     lo, hi = float(b.lower_mpf), float(b.upper_mpf)
-    assert _gdp_delta(mu, lo) >= 1e-6 >= _gdp_delta(mu, hi)
+    assert gdp_delta(mu, lo) >= 1e-6 >= gdp_delta(mu, hi)
     assert hi - lo <= 1e-3 * hi
 
 
 @pytest.mark.parametrize(("eps0", "m", "eps"), [(0.1, 300, 2.0), (0.5, 40, 4.0), (0.05, 1000, 1.0)])
 def test_randomized_response_brackets_the_binomial(eps0, m, eps):
-    want = _rr_delta(eps0, m, eps)
+    want = rr_delta(eps0, m, eps)
     b = target_delta_interval([(RandomizedResponse(eps0), m)], eps, rel_width=1e-2)
     assert b.lower_mpf <= want <= b.upper_mpf
 
@@ -175,7 +156,7 @@ def test_unreachable_target_warns_and_stays_sound():
     with time_budget(5.0):
         b = target_delta_interval(comp, 1.0, rel_width=1e-12)
     assert any("above the target 1e-12" in w and "time budget" in w for w in b.warnings)
-    want = _gdp_delta(math.sqrt(40) / 3.0, 1.0)
+    want = gdp_delta(math.sqrt(40) / 3.0, 1.0)
     assert b.lower_mpf <= want <= b.upper_mpf
 
 
