@@ -99,7 +99,7 @@ from .lattice_grid import (
     sum_above,
     sum_below,
 )
-from .lattice_lower import LowerLattice, Seq, combine_lowers, retilt
+from .lattice_lower import LowerLattice, Seq, combine_lowers, merge_tilts, retilt
 from .lattice_measure import LatticePLD, multiply_lattices
 from .steps import LatticeStep
 
@@ -454,11 +454,8 @@ def _mul_lower(a: LowerLattice, b: LowerLattice) -> LowerLattice:
     per-term tilts (gamma_i, m_i) of equal gamma merged so that squarings keep the list short
     (sum_i m_i gamma_i is unchanged)."""
     out = combine_lowers(a, b)
-    merged: dict[float, int] = {}
-    for g, c in out.tilts:
-        merged[g] = merged.get(g, 0) + c
     return retilt(LowerLattice(out.h, out.bits, out.q, out.r, out.count, out.direction,
-                               out.points, tuple(merged.items())))
+                               out.points, merge_tilts(out.tilts)))
 
 
 UPPER_OPS = _Ops(multiply_lattices, coarsen_upper, lambda x: x.coeffs.length())

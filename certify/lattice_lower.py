@@ -43,6 +43,7 @@ __all__ = [
     "epsilon_lower",
     "lower_lattice",
     "lower_term",
+    "merge_tilts",
     "retilt",
 ]
 
@@ -374,6 +375,15 @@ def lower_term(step: LatticeStep, count: int, h: float, bits: int, direction: st
     return LowerLattice(h, bits, q, r, count, direction, n, ((tilt, count),))
 
 
+def merge_tilts(tilts) -> tuple[tuple[float, int], ...]:
+    """The per-term tilts (gamma_i, m_i) with equal gamma merged, in first-seen order
+    (sum_i m_i gamma_i is unchanged), so that squarings keep the list short."""
+    merged: dict[float, int] = {}
+    for g, c in tilts:
+        merged[g] = merged.get(g, 0) + c
+    return tuple(merged.items())
+
+
 def combine_lowers(a: LowerLattice, b: LowerLattice, trunc_bits: int = TRUNC_BITS
                    ) -> LowerLattice:
     """Two independent blocks of steps: the laws convolve and the tilts add (``trunc_bits``:
@@ -424,10 +434,7 @@ def retilt(low: LowerLattice) -> LowerLattice:
         w = ceil_dyadic(endpoints(arb(g).exp() * (1 << _RETILT_BITS))[1])
     r = Seq(low.r.offset, ceil_div_pow2(low.r.coeffs * w, _RETILT_BITS),
             -((-low.r.extra * w) >> _RETILT_BITS), low.r.inf)
-    merged: dict[float, int] = {}
-    for gg, c in (*low.tilts, (g, 1)):
-        merged[gg] = merged.get(gg, 0) + c
-    tilts = tuple(merged.items())
+    tilts = merge_tilts((*low.tilts, (g, 1)))
     if tail is not None:  # the same identity, factor and tilts for the coarse tail
         tr = Seq(tail.r.offset, ceil_div_pow2(tail.r.coeffs * w, _RETILT_BITS), 0, 0)
         tail = LowerLattice(tail.h, tail.bits, tail.q, tr, tail.count, tail.direction,

@@ -83,8 +83,8 @@ from .lattice_grid import cut_sums, mul_cut_rescale
 from .lattice_measure import LatticePLD
 
 __all__ = ["MIN_SPAN", "SPLIT_UPPER_OPS", "TAIL_FRACTION", "TAIL_MASS", "TAIL_RATIO", "SplitPLD",
-           "absorb", "check_tail_params", "coarsen_cells", "coarsen_split", "multiply_split",
-           "split_atoms", "split_ops", "split_upper", "tail_mass_for"]
+           "absorb", "check_tail_params", "coarsen_cells", "coarsen_split", "core_ends",
+           "multiply_split", "split_atoms", "split_ops", "split_upper", "tail_mass_for"]
 
 TAIL_RATIO = 64
 """Coarse unit / fine unit of the tails (a power of two)."""
@@ -288,7 +288,7 @@ def split_upper(lat: LatticePLD, ratio: int = TAIL_RATIO, tail_mass: float = TAI
     return _split(lat, empty, 0, ratio, lat.products, tail_mass)
 
 
-def _ends(masses: list[int], tau: int) -> tuple[int, int]:
+def core_ends(masses: list[int], tau: int) -> tuple[int, int]:
     """(first, last) positions of the core: the masses before ``first`` and after ``last`` sum
     to at most ``tau`` each (exact integers)."""
     n = len(masses)
@@ -316,7 +316,7 @@ def split_atoms(idx: list[int], masses: list[int], inf: int, unit: float, bits: 
     the core (no truncation of the ends: none is needed for soundness)."""
     check_tail_params(ratio, tail_mass)
     tau = int(tail_mass * (sum(masses) + inf))
-    first, last = _ends(masses, tau)
+    first, last = core_ends(masses, tau)
     a = idx[first]
     core = [0] * (idx[last] - a + 1)
     for k in range(first, last + 1):

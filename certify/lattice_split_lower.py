@@ -60,8 +60,8 @@ from flint import fmpz_poly
 from . import lattice_split
 from .lattice_adaptive import LOWER_OPS, coarsen_lower, tilt_weights
 from .lattice_grid import cut_sums
-from .lattice_lower import LowerLattice, Seq, combine_lowers, retilt
-from .lattice_split import TAIL_MASS, TAIL_RATIO, check_tail_params
+from .lattice_lower import LowerLattice, Seq, combine_lowers, merge_tilts, retilt
+from .lattice_split import TAIL_MASS, TAIL_RATIO, check_tail_params, core_ends
 
 __all__ = ["SPLIT_LOWER_OPS", "coarsen_split_lower", "multiply_split_lower", "split_lower",
            "split_lower_atoms", "split_lower_ops"]
@@ -209,17 +209,7 @@ def split_lower_atoms(idx: list[int], qm: list[int], rm: list[int], q_inf: int, 
     tau_q = int(tail_mass * max(sum(qm), 1 << bits))
     tau_r = int(tail_mass * max(sum(rm), 1 << bits))
     n = len(idx)
-
-    def ends(m: list[int], tau: int) -> tuple[int, int]:
-        last, above = n - 1, 0
-        while last > 0 and above + m[last] <= tau:
-            above, last = above + m[last], last - 1
-        first, below = 0, 0
-        while first < last and below + m[first] <= tau:
-            below, first = below + m[first], first + 1
-        return first, last
-
-    (f1, l1), (f2, l2) = ends(qm, tau_q), ends(rm, tau_r)
+    (f1, l1), (f2, l2) = core_ends(qm, tau_q), core_ends(rm, tau_r)
     first, last = min(f1, f2), max(l1, l2)
     tilts = ((tilt, 1),)
     q, r = _dense(idx, qm, first, last), _dense(idx, rm, first, last)
@@ -244,10 +234,7 @@ def split_lower_atoms(idx: list[int], qm: list[int], rm: list[int], q_inf: int, 
 
 
 def _merge_tilts(x: LowerLattice) -> LowerLattice:
-    merged: dict[float, int] = {}
-    for g, c in x.tilts:
-        merged[g] = merged.get(g, 0) + c
-    tilts = tuple(merged.items())
+    tilts = merge_tilts(x.tilts)
     tail = x.tail
     if tail is not None:
         tail = dataclasses.replace(tail, tilts=tilts)
