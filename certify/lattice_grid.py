@@ -275,37 +275,58 @@ def cut_sums(r: fmpz_poly, tau: int) -> tuple[int, int, int, int]:
     r"""(low, top, sum above top, sum below low) of :func:`cut_points`.
 
     top is the smallest K in [0, n-1] with :math:`\sum_{j > K} r_j \le \tau` and low the largest
-    L in [0, top] with :math:`\sum_{j < L} r_j \le \tau` (exact integer sums), found by the
-    same bisections as before (same midpoints, same decisions, so the same indices), but each
-    step sums only the current window, a polynomial that halves with every step: O(n)
-    coefficient operations in all instead of O(n log n), and the two cut sums come for free.
+    L in [0, top] with :math:`\sum_{j < L} r_j \le \tau` (exact integer sums). The coefficients
+    are non-negative, so both partial sums are monotone and each cut is the unique end of a
+    bisection: every search that only compares exact partial sums with tau returns the same
+    indices and sums. This one gallops in from each end first (windows of 1, 2, 4, ... end
+    coefficients, until one holds more than tau), then bisects inside the last doubling with
+    windows that halve: O(size of the cut) coefficient operations and copies instead of O(n) (the
+    cuts are usually a small part of a product: issue 16, where the O(n) search was 14% of a
+    rate-0.001 query).
     """
     n = r.length()
-    lo, hi = -1, n - 1
-    w, above = r, 0  # w: coefficients lo+1 .. hi; above: sum over j > hi
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        part = w.right_shift(mid - lo)  # coefficients mid+1 .. hi
-        s = int(part(1)) if part.length() else 0
-        if above + s <= tau:
-            del part  # freed before the next copy (peak memory)
-            hi, above, w = mid, above + s, w.truncate(mid - lo)
-        else:
-            lo, w = mid, part
+    # top: the largest count w of end coefficients (w <= n - 1) whose sum is <= tau; top = n-1-w
+    good, above, bad = _gallop(lambda w: r.right_shift(n - w), n - 1, tau)
+    lo, hi = n - 1 - bad, n - 1 - good  # hi feasible (sum above = above), lo not (or -1)
+    if hi - lo > 1:
+        w = r.right_shift(lo + 1).truncate(hi - lo)  # coefficients lo+1 .. hi
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            part = w.right_shift(mid - lo)  # coefficients mid+1 .. hi
+            s = int(part(1)) if part.length() else 0
+            if above + s <= tau:
+                del part  # freed before the next copy (peak memory)
+                hi, above, w = mid, above + s, w.truncate(mid - lo)
+            else:
+                lo, w = mid, part
     top = hi
-    lo, hi = 0, top + 1
-    # w: coefficients lo .. hi-1 (and beyond hi when no top was cut: no copy); below: j < lo
-    w, below = (r if top + 1 >= n else r.truncate(top + 1)), 0
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        part = w.truncate(mid - lo)  # coefficients lo .. mid-1
-        s = int(part(1)) if part.length() else 0
-        if below + s <= tau:
-            del part
-            w, lo, below = w.right_shift(mid - lo), mid, below + s
-        else:
-            hi, w = mid, part
+    # low: the largest L in [0, top] with sum_{j < L} <= tau
+    lo, below, hi = _gallop(lambda k: r.truncate(k), top, tau)
+    if hi - lo > 1:
+        w = r.right_shift(lo).truncate(hi - lo)  # coefficients lo .. hi-1
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            part = w.truncate(mid - lo)  # coefficients lo .. mid-1
+            s = int(part(1)) if part.length() else 0
+            if below + s <= tau:
+                del part
+                w, lo, below = w.right_shift(mid - lo), mid, below + s
+            else:
+                hi, w = mid, part
     return lo, top, above, below
+
+
+def _gallop(window, limit: int, tau: int) -> tuple[int, int, int]:
+    """(good, its sum, bad) for a monotone window sum: ``window(k)`` holds the k coefficients
+    counted from one end; good is the largest of 0, 1, 2, 4, ... <= limit whose sum is <= tau and
+    bad the next one (its sum exceeds tau), or limit + 1 when every tried count fits."""
+    good, total, k = 0, 0, 1
+    while k <= limit:
+        s = int(window(k)(1))
+        if s > tau:
+            return good, total, k
+        good, total, k = k, s, 2 * k
+    return good, total, limit + 1
 
 
 def cut_rescale(prod: fmpz_poly, bits: int, up: bool) -> tuple[int, fmpz_poly, int, int]:

@@ -4,6 +4,8 @@ replaced): same integers, so the certified numbers do not move."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -154,6 +156,39 @@ def test_cut_sums_are_the_extreme_cuts_and_their_exact_masses(cs, tau):
     assert low == max(k for k in range(top + 1) if sum(cs[:k]) <= tau)
     assert (above, below) == (sum(cs[top + 1:]), sum(cs[:low]))
     assert cut_points(flint.fmpz_poly(cs), tau) == (low, top)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_cut_sums_gallop_matches_prefix_sums_on_long_products(seed):
+    # products of bell-shaped 80-bit masses with zero runs, as the lattice cuts them (long
+    # enough that the galloping search and the bisection after it both take many steps); the
+    # oracle is the definition by exact prefix sums
+    import random
+
+    from certify.lattice_grid import cut_sums
+
+    rng = random.Random(seed)
+    n = rng.randrange(200, 1500)
+    sd = n / rng.uniform(4, 12)
+    cs = [0 if rng.random() < 0.1 else
+          int(2**80 * math.exp(-((i - n / 2) / sd) ** 2 / 2) * rng.uniform(0.5, 1.5))
+          for i in range(n)]
+    p = flint.fmpz_poly(cs) * flint.fmpz_poly(cs[::-1])
+    c = [int(x) for x in p.coeffs()]
+    for tau in (0, 1, 1 << 60, 1 << 100, 1 << rng.randrange(100, 170), sum(c), sum(c) * 2):
+        low, top, above, below = cut_sums(p, tau)
+        suffix = [0] * (len(c) + 1)
+        for k in range(len(c) - 1, -1, -1):
+            suffix[k] = suffix[k + 1] + c[k]
+        want_top = next(k for k in range(len(c)) if suffix[k + 1] <= tau)
+        prefix = 0
+        want_low = 0
+        for k in range(want_top + 1):
+            if prefix <= tau:
+                want_low = k
+            prefix += c[k]
+        assert (top, low) == (want_top, want_low)
+        assert (above, below) == (suffix[top + 1], sum(c[:low]))
 
 
 def test_retilt_keeps_the_certified_test_value_and_renormalises():
