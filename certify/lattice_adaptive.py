@@ -173,18 +173,23 @@ def unit_below(x: float) -> float:
 
 def adaptive_points(step: LatticeStep, total: int, unit: float, tau: float, prec: int,
                     sigma_m: float = math.inf, cap: float = 1.0, tails: dict | None = None,
-                    initial: int = 6) -> tuple[list[int], list[arb]]:
+                    initial: int = 6, tail_z: float = _Z) -> tuple[list[int], list[arb]]:
     r"""Sorted lattice indices k (points :math:`k u`) covering the certified range, refined by
     the chord test of section A, and the curve there (Arb balls at precision ``prec``). The
     gap at loss s is weighted by :math:`e^{zx - x^2/2}`, :math:`x = s/\sigma_m`: in a
     composition the error of one step at s enters through the density of the other steps at
     :math:`\varepsilon - s`, about that many times the density at eps when eps lies z
     standard deviations :math:`\sigma_m` out (a Gaussian picture, z = 7 for delta down to about
-    1e-12), at most ``cap``; and, beyond z sigma_m where the curve is above 1e-12 / total (the
-    single-step loss
-    tail that matters when one step's large loss drives delta), while the gap exceeds
-    0.25 / cap of the curve's value. Any output is valid; tau, sigma_m, cap and unit govern
-    tightness only.
+    1e-12), at most ``cap``; and, beyond ``tail_z`` sigma_m (default z) where the curve is above
+    1e-12 / total (the single-step loss tail that matters when one step's large loss drives
+    delta), while the gap exceeds 0.25 / cap of the curve's value. Any output is valid; tau,
+    sigma_m, cap, tail_z and unit govern tightness only.
+
+    ``tail_z`` below z: at small sampling rates delta = 1e-10 is reached through one step's
+    rare large loss, whose curve there (1e-10 .. 1e-17) lies far below the absolute tolerance
+    tau, so with the relative test only beyond 7 sigma_m the region that decides delta kept a
+    few points (rate 0.001, sigma 1, m = 1e4, delta 1e-10: 2.0e-3 relative width at (64, 128)
+    with tail_z = 7, 6.0e-4 with 3, 1.0e-4 with 1, in the same time).
 
     With a dict ``tails``, the curve and the tails are evaluated together
     (:meth:`certify.steps.LatticeStep.delta_tails`, the same balls as separate calls) and
@@ -228,7 +233,7 @@ def adaptive_points(step: LatticeStep, total: int, unit: float, tau: float, prec
             x = m * unit / sigma_m
             weight = min(math.exp(min(_Z * x - x * x / 2, 40.0)), cap)
             gap, here = (chord - val[m]).mid(), val[m].mid()
-            if gap * weight > tol or (x > _Z and here > floor and gap > here * rel):
+            if gap * weight > tol or (x > tail_z and here > floor and gap > here * rel):
                 stack.append((a, m))
                 stack.append((m, b))
     idx = sorted(val)

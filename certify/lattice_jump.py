@@ -1,0 +1,67 @@
+r"""The one-term refinement ladder's jump with a width factor measured on the query itself.
+
+:func:`certify.lattice_target.target_epsilon_interval` refines through the resolutions of
+``LEVELS`` and jumps straight to the level predicted to meet the requested width. The fixed model
+(the width falls 1.8x per level) holds at coarse levels but not always at fine ones; with two
+finished levels the factor measured between them predicts the next jump
+(:func:`measured_width_per_level`). Only the choice of the next level depends on it: every
+level's interval is proven on its own, and the refinement intersects them.
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["JUMP_SLACK", "MEASURED_MAX_JUMP", "STALLED_MAX_JUMP", "measured_width_per_level",
+           "stalled"]
+
+
+def measured_width_per_level(history: tuple[tuple[int, float], ...]) -> float | None:
+    """The factor the width fell per level between the last two finished levels ``(index,
+    own relative width)`` of one query, at most 2.2; None with fewer than two levels or a fall
+    below 1.25 per level (rate 0.001, sigma 0.8, m = 1e3, delta 1e-5: the width stays 0.78 at
+    (2, 4) and (16, 32), set by something other than the grid; the fixed rule applies).
+
+    The fixed 1.8 per level of the ladder holds at coarse levels, but at fine ones the width
+    can fall much more slowly (rate 0.001, sigma 0.8, m = 1e5, delta 1e-10: 1.53 per level from
+    (16, 32) to (128, 256), 1.39 from there to (256, 512)), so a jump predicted with 1.8 fell
+    short and cost a whole extra level (13.9 s of a 40.7 s query). Only the choice of the
+    next level depends on it: every level's interval is proven on its own."""
+    if len(history) < 2:
+        return None
+    (i0, w0), (i1, w1) = history[-2:]
+    if not (i1 > i0 and w0 > 0 and w1 > 0 and math.isfinite(w0) and math.isfinite(w1)):
+        return None
+    factor = (w0 / w1) ** (1.0 / (i1 - i0))
+    if not (factor >= 1.25):  # the width did not fall with the grid: no measurement of its rate
+        return None
+    return min(factor, 2.2)
+
+
+JUMP_SLACK = 0.5
+"""With a measured factor, a predicted jump of x levels is rounded to the nearest level (up from
+x - 0.5): the factor measured on coarse levels is off by ~5% either way at fine ones (rate
+0.001, sigma 1, m = 1e6, delta 1e-10: 1.69 measured, 1.79 then; rate 0.01, sigma 0.8, m = 1e5:
+1.71, then faster; rate 0.001, sigma 0.8, m = 1e5: 1.53, then 1.4-2.2), so a predicted 6.2 or
+6.4 levels needs 6, and 8.75 needs 9 (measured); a one-level overshoot costs ~1.5x, a near miss
+a whole extra level."""
+MEASURED_MAX_JUMP = 10
+
+
+STALLED_MAX_JUMP = 2
+"""After a stall (:func:`stalled`) the next jump goes at most 2 levels up: the width is then set
+by something the grid model does not see, which a slightly finer grid often removes (rate 0.001,
+sigma 0.8, m = 1e3, delta 1e-5: 0.78 relative at (2, 4) and (16, 32), where the Q||P step had
+100 points; 4.2e-5 at (32, 64) in 1.25 s; the fixed rule's 6 levels went to (128, 256), 2.6e-6
+in 5.2 s)."""
+
+
+def stalled(history: tuple[tuple[int, float], ...]) -> bool:
+    """Whether the width fell by less than 1.25x per level between the last two finished levels
+    ``(index, own relative width)`` (False with fewer than two)."""
+    if len(history) < 2:
+        return False
+    (i0, w0), (i1, w1) = history[-2:]
+    if not (i1 > i0 and w1 > 0 and math.isfinite(w1)):
+        return False
+    return not (w0 / w1 >= 1.25 ** (i1 - i0))

@@ -1,0 +1,95 @@
+"""certify.lattice_target: the one-term ladder's jump with a measured width factor per level.
+
+Oracle: the documented rule restated here (the factor between the last two finished levels, at
+most 2.2, the fixed rule below 1.25; the predicted jump log(ratio) / log(factor) rounded to the
+nearest level, at least 1, at most 10), and the measured widths of a real query (rate 0.001,
+sigma 0.8, m = 1e5, delta 1e-10: levels (2, 4) and (16, 32) at 5.37e-2 and 4.17e-3 relative, the
+target 1e-4 first met at (512, 512), index 15, 6.2e-5 wide). Only the choice of level depends on
+the rule: every level's interval is proven on its own.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+pytest.importorskip("flint")
+
+from certify import lattice_target as lt
+from certify.bound import Bound
+from certify.engine import Endpoint
+from certify.lattice_jump import measured_width_per_level
+from certify.lattice_target import LEVELS
+
+REL = 1e-4
+
+
+def _bound(lower: float, upper: float) -> Bound:
+    def ep(x: float) -> Endpoint:
+        man, den = x.as_integer_ratio()
+        return Endpoint(man, -(den.bit_length() - 1))
+    return Bound("epsilon", ep(lower), ep(upper), "test", "test", 64)
+
+
+def test_measured_factor_is_the_geometric_fall_per_level_clipped():
+    assert measured_width_per_level(()) is None
+    assert measured_width_per_level(((0, 0.05),)) is None
+    assert measured_width_per_level(((0, 0.0537), (6, 0.00417))) == pytest.approx(
+        (0.0537 / 0.00417) ** (1 / 6), rel=1e-12)
+    assert measured_width_per_level(((0, 0.1), (1, 0.099))) is None  # no fall: no rate
+    assert measured_width_per_level(((0, 0.777), (6, 0.776))) is None
+    assert measured_width_per_level(((0, 1.0), (1, 1e-3))) == 2.2  # clipped above
+    assert measured_width_per_level(((3, 0.1), (3, 0.01))) is None  # same level
+    assert measured_width_per_level(((0, 0.0), (2, 0.01))) is None
+    assert measured_width_per_level(((0, math.inf), (2, 0.01))) is None
+
+
+def test_measured_jump_reaches_the_level_that_met_the_target():
+    # the real query of the module docstring: with the fixed 1.8 per level (at most 6 up) the
+    # ladder went (16, 32) -> (128, 256) -> (256, 512) -> (512, 512): two extra levels
+    i = next(k for k, lv in enumerate(LEVELS) if (lv.single, lv.composed) == (16, 32))
+    upper = 4.0783091
+    b = _bound(4.0613147, upper)
+    history = ((0, 0.0537), (i, 0.00417))
+    got, why = lt._next_level(i, b, REL, 810, 1278, 480_000.0, None, False, history=history)
+    assert why is None
+    assert (LEVELS[got].single, LEVELS[got].composed) == (512, 512)
+    without, _ = lt._next_level(i, b, REL, 810, 1278, 480_000.0, None, False)
+    assert LEVELS[without] == LEVELS[i + 6]  # the fixed rule's cap
+
+
+@pytest.mark.parametrize("ratio", [1.01, 1.5, 3.0, 41.7, 1e4])
+@pytest.mark.parametrize("factor_history", [((0, 0.06), (6, 0.0026)), ((0, 0.08), (6, 0.0032)),
+                                            ((2, 0.01), (3, 0.009))])
+def test_measured_jump_follows_the_documented_rule(ratio, factor_history):
+    i = 6
+    upper = 4.0
+    b = _bound(upper * (1 - ratio * REL), upper)
+    got, why = lt._next_level(i, b, REL, 800, 1300, math.inf, None, False,
+                              history=factor_history)
+    (i0, w0), (i1, w1) = factor_history
+    f = (w0 / w1) ** (1 / (i1 - i0))
+    cap = 2 if f < 1.25 else 10  # a stall: at most 2 levels up, with the fixed factor
+    slack = 0.0 if f < 1.25 else 0.5
+    f = 1.8 if f < 1.25 else min(f, 2.2)
+    r = float((b.upper_mpf - b.lower_mpf) / (REL * upper))
+    jump = min(cap, max(1, math.ceil(math.log(max(r, 1.0), f) - slack)))
+    assert why is None
+    assert got == min(i + jump, len(LEVELS) - 1)
+
+
+def test_a_stall_is_a_fall_below_125_per_level():
+    from certify.lattice_jump import stalled
+
+    assert not stalled(())
+    assert not stalled(((0, 0.5),))
+    assert stalled(((0, 0.777), (6, 0.776)))  # the real query of the STALLED_MAX_JUMP docstring
+    assert stalled(((0, 0.1), (2, 0.1 / 1.5)))  # 1.22 per level
+    assert not stalled(((0, 0.1), (2, 0.1 / 1.6)))  # 1.26 per level
+    assert not stalled(((0, 0.0537), (6, 0.00417)))
+    i = 6
+    b = _bound(0.1025352, 0.4577173)
+    got, why = lt._next_level(i, b, REL, 1310, 1736, 480_000.0, None, False,
+                              history=((0, 0.777), (i, 0.776)))
+    assert (got, why) == (i + 2, None)
