@@ -22,7 +22,9 @@ Policy (the default method everywhere):
    ``certified=True``; its value is the upper end.
 4. **best estimate** -- if nothing above answers (no certify extra, or no certified method
    finished, or only a vacuous enclosure), the saddlepoint estimate, else the AEA estimate,
-   each with a warning saying why nothing safer was available.
+   each with a warning saying why nothing safer was available; but never an eps below a
+   proven lower end: when the only certified enclosure has an infinite upper end and a lower
+   end above the estimate, that enclosure is returned (eps = inf, ``certified=True``).
 
 The budget binds the numeric steps too: steps 1, 2 and the early AEA run under the call's
 deadline (:func:`numeric.errors.numeric_deadline`), and the quadratures that grow with 1/sigma
@@ -108,11 +110,12 @@ def _deadline(budget: float | None) -> float | None:
 
 
 def _certified(kind: str, comp: Composition, x, deadline: float | None, tried: list[str],
-               budget: float | None = None):
+               budget: float | None = None, partial: list[dict] | None = None):
     """The certified plug-in's bound, or None (the reason appended to ``tried``).
 
     ``deadline`` (monotonic seconds) ends the whole ``auto`` call: the plug-in gets the time
-    left (``budget`` is the call's budget, for the message)."""
+    left (``budget`` is the call's budget, for the message). A vacuous enclosure is appended to
+    ``partial`` (its lower end may still prove an estimate too low)."""
     method = get_method("certified", required=False)
     if method is None:
         tried.append("certified: not installed (pip install 'edgeworth-accountant[certify]')")
@@ -136,8 +139,34 @@ def _certified(kind: str, comp: Composition, x, deadline: float | None, tried: l
         float(d["lower"]) > 0.0  # a delta enclosure [0.99.., 1] says much, though upper >= 1
     if d.get("upper") is None or (d.get("vacuous") and not informative):
         tried.append(f"certified: only a vacuous enclosure [{d.get('lower')}, {d.get('upper')}]")
+        if partial is not None:
+            partial.append(d)
         return None
     return d
+
+
+def _not_below_proven(res: EpsilonResult, partial: list[dict], sp,
+                      tried: list[str]) -> EpsilonResult:
+    """The fallback estimate ``res``, unless a certified enclosure with no finite upper end
+    proved eps above it (its lower end exceeds the estimate: the estimate under-reports for
+    sure). Then the certified enclosure ``[lower, inf)`` itself, eps = inf, with a warning
+    naming the estimate: an infinite eps is a valid answer, a number below a proven lower bound
+    is not (fuzz seed 4711: an AEA estimate 1.36 where eps >= 21.1 was proven)."""
+    lows = [_end(d, "lower") for d in partial]
+    lower = max(lows, default=Decimal("-Infinity"))
+    if not (lower.is_finite() and lower > 0 and Decimal(repr(res.epsilon)) < lower):
+        return res
+    d = next(d for d, low in zip(partial, lows, strict=True) if low == lower)
+    fields = _cert_fields(d, sp, tried)
+    note = (f"auto: the {res.method} estimate {res.epsilon:.6g} lies below the certified lower "
+            f"end {float(lower):.6g}, so it under-reports epsilon; returning the certified "
+            "enclosure, whose upper end is infinite (no finite certified upper bound was found "
+            "within the budget)")
+    fields["warnings"] = (note, *fields["warnings"])
+    fields["details"] = {**fields["details"], "auto": note,
+                         "rejected_estimate": {"method": res.method, "epsilon": res.epsilon}}
+    return EpsilonResult(epsilon=math.inf, delta=res.delta,
+                         per_direction={fields["direction"]: math.inf}, **fields)
 
 
 def _cert_fields(d: dict, sp, tried: list[str]) -> dict[str, Any]:
@@ -262,9 +291,10 @@ def auto_epsilon(composition, delta: float, order: int = 2, *,
     aea_call = lambda: aea_epsilon(comp, delta, order=order)  # noqa: E731
     if sp is None and deadline is not None:
         aea_call = _Early(aea_call, deadline, budget, tried)
-    d = _certified("epsilon", comp, delta, deadline, tried, budget)
+    partial: list[dict] = []
+    d = _certified("epsilon", comp, delta, deadline, tried, budget, partial)
     if d is None:
-        return _fallback_estimate(sp, aea_call, tried)
+        return _not_below_proven(_fallback_estimate(sp, aea_call, tried), partial, sp, tried)
     fields = _cert_fields(d, sp, tried)
     upper = fields["upper"]
     value = float_up(upper) if upper.is_finite() else math.inf
