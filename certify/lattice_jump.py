@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["JUMP_SLACK", "MEASURED_MAX_JUMP", "STALLED_MAX_JUMP", "measured_width_per_level",
-           "stalled"]
+__all__ = ["JUMP_SLACK", "LONG_JUMP", "MEASURED_MAX_JUMP", "STALLED_MAX_JUMP",
+           "measured_width_per_level", "stalled"]
 
 
 def measured_width_per_level(history: tuple[tuple[int, float], ...]) -> float | None:
@@ -39,12 +39,15 @@ def measured_width_per_level(history: tuple[tuple[int, float], ...]) -> float | 
 
 
 JUMP_SLACK = 0.5
-"""With a measured factor, a predicted jump of x levels is rounded to the nearest level (up from
-x - 0.5): the factor measured on coarse levels is off by ~5% either way at fine ones (rate
-0.001, sigma 1, m = 1e6, delta 1e-10: 1.69 measured, 1.79 then; rate 0.01, sigma 0.8, m = 1e5:
-1.71, then faster; rate 0.001, sigma 0.8, m = 1e5: 1.53, then 1.4-2.2), so a predicted 6.2 or
-6.4 levels needs 6, and 8.75 needs 9 (measured); a one-level overshoot costs ~1.5x, a near miss
-a whole extra level."""
+LONG_JUMP = 5.0
+"""With a measured factor, a predicted jump of x levels is rounded up, but a long one (x >= 5)
+to the nearest level (up from x - 0.5). Extrapolated far, the factor measured between the two
+coarse levels underestimated the fine levels' (log-factor ~10% low: rate 0.001, sigma 1,
+m = 1e6, delta 1e-10: 1.69 measured, 1.79 then; rate 0.01, sigma 0.8, m = 1e5: 1.71, then 1.85;
+rate 0.001, sigma 0.8, m = 1e5: 1.53, then 1.60), so predicted 6.2 and 6.4 levels needed 6 and
+8.75 needed 9; short jumps did not show that bias (rate 0.01, sigma 1, m = 1e3, delta 1e-5:
+2.15 predicted, 3 needed; rate 0.001, sigma 2, m = 1e3 and 1e5: 3.46 and 4.19, 4 and 5
+needed). A one-level overshoot costs ~1.5x, a near miss a whole extra level."""
 MEASURED_MAX_JUMP = 10
 
 

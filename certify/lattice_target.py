@@ -551,7 +551,8 @@ def _next_level(i: int, best: Bound, rel: float, evals: float, spent: int, affor
         cap = lattice_jump.STALLED_MAX_JUMP
     if best.upper.is_finite and best.lower.is_finite and best.upper_mpf > 0:
         ratio = float((best.upper_mpf - best.lower_mpf) / (rel * _scale(best)))
-        jump = min(cap, max(1, math.ceil(math.log(max(ratio, 1.0), per_level) - slack)))
+        x = math.log(max(ratio, 1.0), per_level)
+        jump = min(cap, max(1, math.ceil(x - (slack if x >= lattice_jump.LONG_JUMP else 0.0))))
     else:
         jump = 1
 

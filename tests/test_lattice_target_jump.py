@@ -1,11 +1,11 @@
 """certify.lattice_target: the one-term ladder's jump with a measured width factor per level.
 
 Oracle: the documented rule restated here (the factor between the last two finished levels, at
-most 2.2, the fixed rule below 1.25; the predicted jump log(ratio) / log(factor) rounded to the
-nearest level, at least 1, at most 10), and the measured widths of a real query (rate 0.001,
-sigma 0.8, m = 1e5, delta 1e-10: levels (2, 4) and (16, 32) at 5.37e-2 and 4.17e-3 relative, the
-target 1e-4 first met at (512, 512), index 15, 6.2e-5 wide). Only the choice of level depends on
-the rule: every level's interval is proven on its own.
+most 2.2, the fixed rule below 1.25; the predicted jump x = log(ratio) / log(factor) rounded up,
+to the nearest level from x >= 5, at least 1, at most 10), and the measured widths of a real
+query (rate 0.001, sigma 0.8, m = 1e5, delta 1e-10: levels (2, 4) and (16, 32) at 5.37e-2 and
+4.17e-3 relative, the target 1e-4 first met at (512, 512), index 15, 6.2e-5 wide). Only the
+choice of level depends on the rule: every level's interval is proven on its own.
 """
 
 from __future__ import annotations
@@ -74,7 +74,8 @@ def test_measured_jump_follows_the_documented_rule(ratio, factor_history):
     slack = 0.0 if f < 1.25 else 0.5
     f = 1.8 if f < 1.25 else min(f, 2.2)
     r = float((b.upper_mpf - b.lower_mpf) / (REL * upper))
-    jump = min(cap, max(1, math.ceil(math.log(max(r, 1.0), f) - slack)))
+    x = math.log(max(r, 1.0), f)
+    jump = min(cap, max(1, math.ceil(x - (slack if x >= 5 else 0.0))))
     assert why is None
     assert got == min(i + jump, len(LEVELS) - 1)
 
