@@ -36,6 +36,7 @@ from numeric._validation import parse_decimal
 from numeric.spec import parse_spec
 
 from .bound import Bound
+from .lattice_target import DEFAULT_REL_WIDTH
 
 __all__ = [
     "FORMAT",
@@ -220,6 +221,25 @@ def _claim(cert: dict) -> tuple[Fraction | None, Fraction | None]:
     return lo, hi  # an empty claim (lower > upper) is simply never reproduced
 
 
+RETRY_TIGHTER = 10
+"""A recomputed enclosure that overlaps the claim without lying inside it is recomputed once
+with a target this many times tighter (the claim stays what is checked)."""
+MIN_RETRY_REL_WIDTH = 1e-7
+
+
+def _inside(b: Bound, claim: dict, lo_c: Fraction | None, hi_c: Fraction | None
+            ) -> tuple[bool, bool]:
+    """(the enclosure b lies inside the claimed [lo_c, hi_c], b overlaps it)."""
+    lo_r, hi_r = b.lower.decimal("floor"), b.upper.decimal("ceiling")
+    inside_lo = lo_c is None or (lo_r is not None and Fraction(lo_r) >= lo_c)
+    inside_hi = hi_c is None or (hi_r is not None and Fraction(hi_r) <= hi_c)
+    if claim.get("lower_infinite") and lo_c is None:
+        inside_lo = True
+    overlap = ((hi_r is None or lo_c is None or Fraction(hi_r) >= lo_c)
+               and (lo_r is None or hi_c is None or Fraction(lo_r) <= hi_c))
+    return inside_lo and inside_hi, overlap
+
+
 def verify(path: str | os.PathLike, *, allow_files: bool = False
            ) -> tuple[bool, str, Bound | None]:
     """Verify a certificate: hash, claim, then recomputation and containment.
@@ -232,7 +252,10 @@ def verify(path: str | os.PathLike, *, allow_files: bool = False
 
     Returns:
         ``(ok, message, recomputed)``; ``ok`` is False on tampering or if the recomputed
-        enclosure is not inside the claimed interval.
+        enclosure is not inside the claimed interval (an enclosure that overlaps the claim but
+        pokes out of it is first recomputed once at a :data:`RETRY_TIGHTER` times tighter
+        target: a certificate made by another library version, whose lattice stopped at
+        another level, is then still checked on its merits).
 
     Raises:
         CertificateError: if the file is malformed.
@@ -269,14 +292,18 @@ def verify(path: str | os.PathLike, *, allow_files: bool = False
         else None
     try:  # the lattice target the certificate was made with (older certificates: the default)
         recomputed = fn(comp, value, rel_width=rel)
+        inside, overlap = _inside(recomputed, claim, lo_c, hi_c)
+        if not inside and overlap:
+            # a proven enclosure that pokes out of a claim it overlaps decides nothing: another
+            # library version's lattice ladder may stop at another level; one tighter target
+            rel_t = (DEFAULT_REL_WIDTH if rel is None else float(rel)) / RETRY_TIGHTER
+            if rel_t >= MIN_RETRY_REL_WIDTH:
+                recomputed = fn(comp, value, rel_width=rel_t)
+                inside, _ = _inside(recomputed, claim, lo_c, hi_c)
     except ValueError as exc:
         raise CertificateError(f"malformed inputs: {exc}") from None
     lo_r, hi_r = recomputed.lower.decimal("floor"), recomputed.upper.decimal("ceiling")
-    inside_lo = lo_c is None or (lo_r is not None and Fraction(lo_r) >= lo_c)
-    inside_hi = hi_c is None or (hi_r is not None and Fraction(hi_r) <= hi_c)
-    if claim.get("lower_infinite") and lo_c is None:
-        inside_lo = True
-    if inside_lo and inside_hi:
+    if inside:
         return True, "verified: the recomputed enclosure lies inside the certified interval", \
             recomputed
     return False, (
