@@ -105,6 +105,7 @@ from .steps import LatticeStep
 
 __all__ = [
     "LOWER_OPS",
+    "ONE_TERM_TAIL_Z",
     "UPPER_OPS",
     "Resolution",
     "adaptive_lower",
@@ -115,6 +116,7 @@ __all__ = [
     "common_unit",
     "compose_tree",
     "lower_atoms",
+    "one_term_tail",
     "power",
     "require_coarsen",
     "settle",
@@ -145,6 +147,20 @@ MAX_LENGTH = 1 << 18
 """Composed lattices longer than this are coarsened further (memory and FLINT time)."""
 
 
+ONE_TERM_TAIL_Z = 1.0
+"""One term: the single-step points' relative tail test also runs from 1 rough standard
+deviation of the composed loss out where the curve is below the absolute tolerance and above
+10 x the query's tail mass (``tail_z``, ``tail_mass`` of
+:func:`certify.lattice_adaptive.adaptive_points`; several terms: only beyond 7), so that the
+loss tail that decides a small delta at small sampling rates gets its points. Tightness only."""
+
+
+def one_term_tail(tail_mass: float) -> tuple[float, float]:
+    """``(tail_z, tail_mass)`` of :func:`adaptive_points` for a one-term query splitting its
+    tails at ``tail_mass`` (:func:`certify.lattice_split.tail_mass_for`; 0: 1e-12)."""
+    return ONE_TERM_TAIL_Z, 10.0 * (tail_mass if tail_mass > 0 else 1e-12)
+
+
 @dataclass(frozen=True)
 class Resolution:
     """Points per rough standard deviation: ``single`` for single-step laws (Arb evaluations),
@@ -173,7 +189,8 @@ def unit_below(x: float) -> float:
 
 def adaptive_points(step: LatticeStep, total: int, unit: float, tau: float, prec: int,
                     sigma_m: float = math.inf, cap: float = 1.0, tails: dict | None = None,
-                    initial: int = 6, tail_z: float = _Z) -> tuple[list[int], list[arb]]:
+                    initial: int = 6, tail_z: float = _Z, tail_mass: float = 1.0
+                    ) -> tuple[list[int], list[arb]]:
     r"""Sorted lattice indices k (points :math:`k u`) covering the certified range, refined by
     the chord test of section A, and the curve there (Arb balls at precision ``prec``). The
     gap at loss s is weighted by :math:`e^{zx - x^2/2}`, :math:`x = s/\sigma_m`: in a
@@ -182,14 +199,18 @@ def adaptive_points(step: LatticeStep, total: int, unit: float, tau: float, prec
     standard deviations :math:`\sigma_m` out (a Gaussian picture, z = 7 for delta down to about
     1e-12), at most ``cap``; and, beyond ``tail_z`` sigma_m (default z) where the curve is above
     1e-12 / total (the single-step loss tail that matters when one step's large loss drives
-    delta), while the gap exceeds 0.25 / cap of the curve's value. Any output is valid; tau,
-    sigma_m, cap, tail_z and unit govern tightness only.
+    delta), while the gap exceeds 0.25 / cap of the curve's value; the same relative test from
+    ``tail_z`` sigma_m on where the curve lies between ``tail_mass / total`` and tau (where the
+    absolute test cannot see it). Any output is valid; tau, sigma_m, cap, tail_z, tail_mass and
+    unit govern tightness only.
 
-    ``tail_z`` below z: at small sampling rates delta = 1e-10 is reached through one step's
-    rare large loss, whose curve there (1e-10 .. 1e-17) lies far below the absolute tolerance
-    tau, so with the relative test only beyond 7 sigma_m the region that decides delta kept a
-    few points (rate 0.001, sigma 1, m = 1e4, delta 1e-10: 2.0e-3 relative width at (64, 128)
-    with tail_z = 7, 6.0e-4 with 3, 1.0e-4 with 1, in the same time).
+    Why: at small sampling rates delta = 1e-10 is reached through one step's rare large loss,
+    whose curve there (1e-10 .. 1e-17) lies far below tau, and with the relative test only
+    beyond 7 sigma_m that region kept a few points (rate 0.001, sigma 1, m = 1e4, delta 1e-10:
+    2.0e-3 relative width at (64, 128); 1.0e-4 with the test from 1 sigma_m, in the same
+    time). ``tail_mass`` (about 1e-4 delta) keeps it off curve values too small to matter: from
+    1 sigma_m with the old 1e-12 floor instead, rate 0.1, sigma 2, m = 10, delta 1e-5 took
+    twice the evaluations for no gain.
 
     With a dict ``tails``, the curve and the tails are evaluated together
     (:meth:`certify.steps.LatticeStep.delta_tails`, the same balls as separate calls) and
@@ -209,6 +230,7 @@ def adaptive_points(step: LatticeStep, total: int, unit: float, tau: float, prec
     tol = arb(tau)
     rel = arb(_REL_GAP) / cap if cap > 1 else arb(_REL_GAP)
     floor = arb(_FLOOR) / total
+    tail_floor = tail_mass / total
     def at(i: int) -> arb:
         if tails is None:
             return step.delta(arb(i) * u)
@@ -233,7 +255,8 @@ def adaptive_points(step: LatticeStep, total: int, unit: float, tau: float, prec
             x = m * unit / sigma_m
             weight = min(math.exp(min(_Z * x - x * x / 2, 40.0)), cap)
             gap, here = (chord - val[m]).mid(), val[m].mid()
-            if gap * weight > tol or (x > tail_z and here > floor and gap > here * rel):
+            if gap * weight > tol or (here > floor and gap > here * rel and x > _Z) or (
+                    x > tail_z and tail_floor < here < tau and gap > here * rel):
                 stack.append((a, m))
                 stack.append((m, b))
     idx = sorted(val)

@@ -13,14 +13,15 @@ from __future__ import annotations
 import math
 
 __all__ = ["JUMP_SLACK", "LONG_JUMP", "MEASURED_MAX_JUMP", "STALLED_MAX_JUMP",
-           "measured_width_per_level", "stalled"]
+           "measured_cost_per_level", "measured_width_per_level", "stalled"]
 
 
-def measured_width_per_level(history: tuple[tuple[int, float], ...]) -> float | None:
+def measured_width_per_level(history: tuple[tuple, ...]) -> float | None:
     """The factor the width fell per level between the last two finished levels ``(index,
-    own relative width)`` of one query, at most 2.2; None with fewer than two levels or a fall
-    below 1.25 per level (rate 0.001, sigma 0.8, m = 1e3, delta 1e-5: the width stays 0.78 at
-    (2, 4) and (16, 32), set by something other than the grid; the fixed rule applies).
+    own relative width, evaluations)`` of one query, at most 2.2; None with fewer than two
+    levels or a fall below 1.25 per level (rate 0.001, sigma 0.8, m = 1e3, delta 1e-5: the
+    width stays 0.78 at (2, 4) and (16, 32), set by something other than the grid; the fixed
+    rule applies).
 
     The fixed 1.8 per level of the ladder holds at coarse levels, but at fine ones the width
     can fall much more slowly (rate 0.001, sigma 0.8, m = 1e5, delta 1e-10: 1.53 per level from
@@ -29,7 +30,7 @@ def measured_width_per_level(history: tuple[tuple[int, float], ...]) -> float | 
     next level depends on it: every level's interval is proven on its own."""
     if len(history) < 2:
         return None
-    (i0, w0), (i1, w1) = history[-2:]
+    (i0, w0), (i1, w1) = (h[:2] for h in history[-2:])
     if not (i1 > i0 and w0 > 0 and w1 > 0 and math.isfinite(w0) and math.isfinite(w1)):
         return None
     factor = (w0 / w1) ** (1.0 / (i1 - i0))
@@ -59,12 +60,27 @@ sigma 0.8, m = 1e3, delta 1e-5: 0.78 relative at (2, 4) and (16, 32), where the 
 in 5.2 s)."""
 
 
-def stalled(history: tuple[tuple[int, float], ...]) -> bool:
+def stalled(history: tuple[tuple, ...]) -> bool:
     """Whether the width fell by less than 1.25x per level between the last two finished levels
-    ``(index, own relative width)`` (False with fewer than two)."""
+    ``(index, own relative width, evaluations)`` (False with fewer than two)."""
     if len(history) < 2:
         return False
-    (i0, w0), (i1, w1) = history[-2:]
+    (i0, w0), (i1, w1) = (h[:2] for h in history[-2:])
     if not (i1 > i0 and w1 > 0 and math.isfinite(w1)):
         return False
     return not (w0 / w1 >= 1.25 ** (i1 - i0))
+
+
+def measured_cost_per_level(history: tuple[tuple, ...]) -> float | None:
+    """The factor the single-step evaluations (the work measure of the budget) grew per level
+    between the last two finished levels ``(index, own relative width, evaluations)``, in
+    [1.2, 2.0]; None with fewer than two levels. The fixed 1.5 of the ladder overestimated it
+    (rate 0.1, sigma 2, m = 10: 1.28 per level from (2, 4) to (16, 32)), and under a time budget
+    an overestimate stops the ladder a level early. Deterministic (evaluations, not seconds):
+    the same query and budget give the same grid."""
+    if len(history) < 2 or len(history[-1]) < 3 or len(history[-2]) < 3:
+        return None
+    (i0, _, e0), (i1, _, e1) = history[-2:]
+    if not (i1 > i0 and e0 > 0 and e1 > 0):
+        return None
+    return min(max((e1 / e0) ** (1.0 / (i1 - i0)), 1.2), 2.0)

@@ -47,6 +47,7 @@ from .lattice_adaptive import (
     adaptive_points,
     adaptive_upper,
     lower_atoms,
+    one_term_tail,
     power,
     unit_below,
     upper_atoms,
@@ -110,12 +111,6 @@ SPLIT_TAILS = True
 """One term: the upper end's composed laws carry their far tails on a coarser lattice
 (:mod:`certify.lattice_split`; False: one fine lattice, as before)."""
 
-ONE_TERM_TAIL_Z = 1.0
-"""One term: the single-step points' relative tail test starts 1 rough standard deviation of the
-composed loss out (``tail_z`` of :func:`certify.lattice_adaptive.adaptive_points`; 7 before,
-and still for several terms), so that the loss tail that decides a small delta at small
-sampling rates gets its points. Tightness only."""
-
 _ABS_FLOOR = 0.01  # below this value the target width is absolute: rel_width * 0.01
 
 MEMORY_BUDGET_MIB = 1024.0
@@ -165,20 +160,19 @@ def check_rel_width(rel_width: Any) -> float:
 
 @bounded_cache(256)
 def _term_points(step: Any, total: int, res: Resolution, bits: int, sigma_m: float,
-                 initial: int = 6, prec: int | None = None, tail_z: float | None = None):
+                 initial: int = 6, prec: int | None = None, tail: tuple | None = None):
     """(rough std, unit, points, curve values, tails or None) of one term's single step
     (section A of :mod:`certify.lattice_adaptive`); shared by its upper and lower ends (the
     tails where the step evaluates them with the curve at no extra cost). ``initial``: the
-    chord test's starting grid, ``tail_z`` where its relative tail test starts (None: its
-    default) (:func:`certify.lattice_adaptive.adaptive_points`)."""
+    chord test's starting grid, ``tail`` its ``(tail_z, tail_mass)`` (None: the defaults)
+    (:func:`certify.lattice_adaptive.adaptive_points`)."""
     s1 = step.rough_std()
     unit = unit_below(s1 / res.single)
     tau = s1 / (20.0 * res.single**2)
     tails = {} if step.shared_tails else None
     idx, values = adaptive_points(step, total, unit, tau,
                                   DEFAULT_PRECISION + bits if prec is None else prec, sigma_m,
-                                  float(res.single) ** 2, tails, initial,
-                                  *(() if tail_z is None else (tail_z,)))
+                                  float(res.single) ** 2, tails, initial, *(tail or ()))
     return s1, unit, idx, values, tails
 
 
@@ -188,7 +182,7 @@ def _term_upper(step: Any, count: int, total: int, res: Resolution, bits: int, d
     """(upper block, evaluations) of one term composed ``count`` times, in a composition whose
     loss has rough standard deviation ``sigma_m`` (it places the points: section A)."""
     s1, unit, idx, values, _ = _term_points(step, total, res, bits, sigma_m, 6, None,
-                                            ONE_TERM_TAIL_Z)
+                                            one_term_tail(tail_mass))
     if SPLIT_TAILS and idx[-1] - idx[0] >= lattice_split.MIN_SPAN:
         # fine core + coarse tails (certify.lattice_split, where the proof is), built from the
         # sparse single-step atoms
@@ -207,7 +201,7 @@ def _term_lower(step: Any, count: int, total: int, res: Resolution, bits: int, d
                 sigma_m: float, tail_mass: float = 0.0):
     """(lower block, evaluations) of one term composed ``count`` times."""
     s1, unit, idx, _, tails = _term_points(step, total, res, bits, sigma_m, 6, None,
-                                            ONE_TERM_TAIL_Z)
+                                            one_term_tail(tail_mass))
     if SPLIT_TAILS:  # fine core + coarse tails (certify.lattice_split_lower, the proof)
         ops = split_lower_ops(tail_mass=tail_mass)
         if idx[-1] - idx[0] >= lattice_split.MIN_SPAN:  # from the sparse single-step atoms
@@ -527,7 +521,7 @@ def _scale(b: Bound) -> Any:
 def _next_level(i: int, best: Bound, rel: float, evals: float, spent: int, afford: float,
                 memory=None, several: bool = False, orders: float = 1.0,
                 lazy: tuple[int, ...] = (), n_terms: int = 2,
-                history: tuple[tuple[int, float], ...] = ()) -> tuple[int | None, str | None]:
+                history: tuple[tuple, ...] = ()) -> tuple[int | None, str | None]:
     """The next resolution to try after level i, or (None, why not). The width shrinks about
     2-fold per level (second order in the grid, one of the two resolutions doubled), so the
     level predicted to reach the target is tried directly (at most 6 levels up), or the finest
@@ -538,7 +532,8 @@ def _next_level(i: int, best: Bound, rel: float, evals: float, spent: int, affor
     :func:`certify.lattice_hetero_ladder.several_cost` predicts level j (``orders`` pair orders
     in full, one lazy order per entry of ``lazy``, for ``n_terms`` terms). One term with a
     ``history`` of at least two finished levels: the width factor per level measured on them
-    (:mod:`certify.lattice_jump`: the factor measured, or at most 2 levels up after a stall)."""
+    (:mod:`certify.lattice_jump`: the width and cost factors measured, or at most 2 levels up
+    after a stall)."""
     if i + 1 == len(LEVELS):
         return None, "the finest resolution was reached"
     per_level, cap = ((HETERO_WIDTH_PER_LEVEL, HETERO_MAX_JUMP) if several
@@ -549,6 +544,8 @@ def _next_level(i: int, best: Bound, rel: float, evals: float, spent: int, affor
         per_level, cap, slack = measured, lattice_jump.MEASURED_MAX_JUMP, lattice_jump.JUMP_SLACK
     elif not several and lattice_jump.stalled(history):
         cap = lattice_jump.STALLED_MAX_JUMP
+    growth = (None if several else lattice_jump.measured_cost_per_level(history)) \
+        or _COST_PER_LEVEL
     if best.upper.is_finite and best.lower.is_finite and best.upper_mpf > 0:
         ratio = float((best.upper_mpf - best.lower_mpf) / (rel * _scale(best)))
         x = math.log(max(ratio, 1.0), per_level)
@@ -560,7 +557,7 @@ def _next_level(i: int, best: Bound, rel: float, evals: float, spent: int, affor
         if several:
             return several_cost([lv.single for lv in LEVELS], i, j, evals, orders, lazy,
                                 n_terms)
-        return evals * _COST_PER_LEVEL ** (j - i)
+        return evals * growth ** (j - i)
 
     want = min(i + jump, len(LEVELS) - 1)
     for j in range(want, i, -1):
@@ -589,7 +586,7 @@ def _refine(once, comp: Composition, x: arb, rel_width: Any, bits: int | None) -
         return level_memory_mib(comp, LEVELS[j])
 
     best, spent, why, i = None, 0, None, 0
-    history: list[tuple[int, float]] = []  # (level, own relative width) of the finished levels
+    history: list[tuple] = []  # (level, own relative width, evaluations) of finished levels
     # several terms: the upper ends of the pair orders carried from level to level
     extra = {"carry": {}} if len(comp.terms) > 1 else {}
     for _ in range(len(LEVELS)):
@@ -605,7 +602,7 @@ def _refine(once, comp: Composition, x: arb, rel_width: Any, bits: int | None) -
             break
         spent += evals
         if out.upper.is_finite and out.lower.is_finite and out.upper_mpf > 0:
-            history.append((i, float((out.upper_mpf - out.lower_mpf) / _scale(out))))
+            history.append((i, float((out.upper_mpf - out.lower_mpf) / _scale(out)), evals))
         if best is None:
             best = out
         else:
