@@ -94,3 +94,29 @@ def test_a_stall_is_a_fall_below_125_per_level():
     got, why = lt._next_level(i, b, REL, 1310, 1736, 480_000.0, None, False,
                               history=((0, 0.777), (i, 0.776)))
     assert (got, why) == (i + 2, None)
+
+
+def test_measured_cost_factor_is_the_evaluations_growth_per_level_clipped():
+    from certify.lattice_jump import measured_cost_per_level
+
+    assert measured_cost_per_level(()) is None
+    assert measured_cost_per_level(((0, 0.05, 500),)) is None
+    assert measured_cost_per_level(((0, 0.05), (6, 0.001))) is None  # no evaluations recorded
+    # rate 0.1, sigma 2, m = 10: 500 -> 2195 evaluations from (2, 4) to (16, 32)
+    assert measured_cost_per_level(((0, 0.05, 500), (6, 4.6e-4, 2195))) == pytest.approx(
+        (2195 / 500) ** (1 / 6), rel=1e-12)
+    assert measured_cost_per_level(((0, 0.05, 500), (1, 0.02, 500))) == 1.2
+    assert measured_cost_per_level(((0, 0.05, 500), (1, 0.02, 5000))) == 2.0
+
+
+def test_the_measured_cost_lets_the_budget_reach_the_predicted_level():
+    # with the fixed 1.5 per level the two-level jump from (16, 32) costs 2195 * 2.25 = 4939
+    # evaluations, beyond a budget of 7000 with 700 spent; at the measured 1.28 it is 3600
+    i = 6
+    b = _bound(0.7984, 0.7988)
+    history = ((0, 0.05, 500), (i, 5e-4, 2195))
+    got, why = lt._next_level(i, b, REL, 2195, 2695, 7000.0, None, False, history=history)
+    assert why is None and got > i
+    fixed, _ = lt._next_level(i, b, REL, 2195, 2695, 7000.0, None, False,
+                              history=((0, 0.05), (i, 5e-4)))
+    assert fixed < got
