@@ -52,7 +52,7 @@ from .lattice_adaptive import (
     upper_atoms,
 )
 from .lattice_grid import bounded_cache, check_params, grid_range, lattice_terms
-from .lattice_hetero import LOWER_OPS_RENORM, MultiPower
+from .lattice_hetero import MultiPower, hetero_ops, leaf_lower, leaf_upper
 from .lattice_hetero_ladder import (  # the HETERO_* constants also read from here
     HETERO_COST_OFFSET,  # noqa: F401
     HETERO_EVAL_GUARD,
@@ -224,18 +224,22 @@ def _law(comp: Composition, res: Resolution, bits: int, direction: str, lower: b
 
 
 def _law_multi(comp: Composition, res: Resolution, bits: int, direction: str, upper: bool,
-               lower: bool) -> tuple[Any, Any, int]:
+               lower: bool, tail_mass: float = 0.0) -> tuple[Any, Any, int]:
     """Several terms: (upper block or None, lower block or None, evaluations) of one pair
     order, one multi-exponentiation of the single-step blocks per end
     (:class:`certify.lattice_hetero.MultiPower`, where the proof is), built term by term in one
-    pass (each term's points serve both ends; the blocks are not kept: dense, and many)."""
+    pass (each term's points serve both ends; the blocks are not kept: dense, and many). The
+    blocks are fine-core / coarse-tail laws split at ``tail_mass`` per end
+    (:data:`certify.lattice_hetero.HETERO_SPLIT_TAILS`, proof there)."""
     terms, total = lattice_terms(comp, direction)
     sigma_m = math.sqrt(sum(c * st.rough_std() ** 2 for st, c in terms))
     terms = sorted(terms, key=lambda t: t[0].rough_std())
     counts = [c for _, c in terms]
     var = [st.rough_std() ** 2 for st, _ in terms]
-    up = MultiPower(counts, var, res.composed, UPPER_OPS) if upper else None
-    low = MultiPower(counts, var, res.composed, LOWER_OPS_RENORM) if lower else None
+    up_ops, low_ops = hetero_ops(tail_mass)
+    up = MultiPower(counts, var, res.composed, up_ops) if upper else None
+    low = MultiPower(counts, var, res.composed, low_ops) if lower else None
+    split = up_ops is not UPPER_OPS
     evals = 0
     for step, _ in terms:
         check_deadline("in the lattice terms")
@@ -245,9 +249,11 @@ def _law_multi(comp: Composition, res: Resolution, bits: int, direction: str, up
         _check_block_memory(step, idx, res)
         evals += len(idx)  # cached or not: the work measure must not depend on the caches
         if up is not None:
-            up.push(adaptive_upper(step, idx, values, unit, bits, direction))
+            up.push(leaf_upper(step, idx, values, unit, bits, direction, tail_mass) if split
+                    else adaptive_upper(step, idx, values, unit, bits, direction))
         if low is not None:
-            low.push(adaptive_lower(step, idx, unit, bits, 1, direction, tails))
+            low.push(leaf_lower(step, idx, unit, bits, direction, tails, tail_mass) if split
+                     else adaptive_lower(step, idx, unit, bits, 1, direction, tails))
             evals += 0 if tails is not None else 2 * len(idx)
     return (None if up is None else up.result(), None if low is None else low.result(), evals)
 
@@ -265,7 +271,7 @@ def _laws(comp: Composition, res: Resolution, bits: int, pick, skip=None, first=
         if skip is not None and ups and skip(d, ups):
             continue
         if several:
-            ups[d], low, n = _law_multi(comp, res, bits, d, True, not ups)
+            ups[d], low, n = _law_multi(comp, res, bits, d, True, not ups, tail_mass)
             if low is not None:
                 lows[d] = low
         else:
@@ -274,7 +280,7 @@ def _laws(comp: Composition, res: Resolution, bits: int, pick, skip=None, first=
     d = pick(ups)
     if d not in lows:
         if several:
-            _, lows[d], n = _law_multi(comp, res, bits, d, False, True)
+            _, lows[d], n = _law_multi(comp, res, bits, d, False, True, tail_mass)
         else:
             lows[d], n = _law(comp, res, bits, d, True, tail_mass)
         evals += n
@@ -387,7 +393,8 @@ def _epsilon_once(comp: Composition, target: arb, res: Resolution, bits: int,
         k = None if here is None or d not in at else min(at[d] + HETERO_LAZY_STEP, here - 1)
         if k is None or k <= at[d] or not has_margin(old, d):
             return
-        lat, _, n = _law_multi(comp, LEVELS[k], bits, d, True, False)
+        lat, _, n = _law_multi(comp, LEVELS[k], bits, d, True, False,
+                               tail_mass_for(float(target.upper())))
         lazy_evals[0] += n
         at[d] = k
         lazy_at[d] = (LEVELS[k].single, LEVELS[k].composed)
