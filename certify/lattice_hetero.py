@@ -75,7 +75,7 @@ from .lattice_adaptive import (
     upper_atoms,
 )
 from .lattice_lower import LowerLattice, retilt
-from .lattice_split import SplitPLD, split_atoms, split_ops, split_upper
+from .lattice_split import TAIL_RATIO, SplitPLD, split_atoms, split_ops, split_upper
 from .lattice_split_lower import (
     coarsen_split_lower,
     split_lower,
@@ -84,8 +84,9 @@ from .lattice_split_lower import (
 )
 from .steps import LatticeStep
 
-__all__ = ["FLOOR_SHARE", "HETERO_SPLIT_TAILS", "LOWER_OPS_RENORM", "MultiPower", "hetero_ops",
-           "leaf_lower", "leaf_upper", "multi_power", "renormalize_lower"]
+__all__ = ["FLOOR_SHARE", "HETERO_SPLIT_TAILS", "HETERO_TAIL_RATIO", "LOWER_OPS_RENORM",
+           "MultiPower", "hetero_ops", "leaf_lower", "leaf_upper", "multi_power",
+           "renormalize_lower"]
 
 
 FLOOR_SHARE = 4.0
@@ -143,8 +144,19 @@ after the first re-discretization while all but 1e-10 of their mass lies in ~2e3
 balanced trees' leaf products were more than half of the CPU time."""
 
 
+HETERO_TAIL_RATIO = 16
+"""Coarse unit / fine unit of the several-term split laws (a power of two; tightness and time
+only). Measured (session hetero4; one pair order, both ends, one run each, CPU under load ~2;
+split mass 1e-10 per end, eps at delta 1e-5): 100 noise levels at (64, 128): one lattice
+9.535e-5 wide, 10.1 s; ratio 64 9.633e-5, 7.2-9.1 s; ratio 16 9.557e-5, 7.3 s; 300 levels:
+one lattice 1.275e-4, 51.2 s; ratio 64 1.277e-4, 34.6 s; ratio 16 1.276e-4, 35.7 s. A larger
+split mass costs width (ratio 64, 1e-9: 1.049e-4; ratio 8, 1e-6: 1.27e-4; 1e-3: 1.6e-3): the
+eps at delta lies in the composed law's far upper tail, which the blocks' tails feed. The
+one-term :data:`certify.lattice_split.TAIL_RATIO` (64) is unchanged."""
+
+
 def leaf_upper(step: LatticeStep, idx: list[int], values: list[Any], unit: float, bits: int,
-               direction: str, tail_mass: float) -> SplitPLD:
+               direction: str, tail_mass: float, ratio: int = TAIL_RATIO) -> SplitPLD:
     r"""The single-step dominating block of section A (:mod:`certify.lattice_adaptive`) as a
     core + coarse tail law (:data:`HETERO_SPLIT_TAILS`).
 
@@ -169,13 +181,13 @@ def leaf_upper(step: LatticeStep, idx: list[int], values: list[Any], unit: float
     """
     if idx[-1] - idx[0] >= lattice_split.MIN_SPAN:
         atoms, inf = upper_atoms(step, idx, values, unit, bits)
-        return split_atoms(idx, atoms, inf, unit, bits, direction, tail_mass=tail_mass)
-    return split_upper(adaptive_upper(step, idx, values, unit, bits, direction),
-                       tail_mass=tail_mass)
+        return split_atoms(idx, atoms, inf, unit, bits, direction, ratio, tail_mass)
+    return split_upper(adaptive_upper(step, idx, values, unit, bits, direction), ratio,
+                       tail_mass)
 
 
 def leaf_lower(step: LatticeStep, idx: list[int], unit: float, bits: int, direction: str,
-               tails: dict | None, tail_mass: float) -> LowerLattice:
+               tails: dict | None, tail_mass: float, ratio: int = TAIL_RATIO) -> LowerLattice:
     r"""The single-step binned-test laws of section B (:mod:`certify.lattice_adaptive`) as core
     + coarse tail (:func:`certify.lattice_split_lower.split_lower_atoms` for a span of at least
     :data:`certify.lattice_split.MIN_SPAN` units, else
@@ -198,13 +210,13 @@ def leaf_lower(step: LatticeStep, idx: list[int], unit: float, bits: int, direct
     """
     if idx[-1] - idx[0] >= lattice_split.MIN_SPAN:
         qm, rm, q_inf, tilt = lower_atoms(step, idx, unit, bits, tails)
-        return split_lower_atoms(idx, qm, rm, q_inf, tilt, unit, bits, direction,
-                                 tail_mass=tail_mass)
-    return split_lower(adaptive_lower(step, idx, unit, bits, 1, direction, tails),
-                       tail_mass=tail_mass)
+        return split_lower_atoms(idx, qm, rm, q_inf, tilt, unit, bits, direction, ratio,
+                                 tail_mass)
+    return split_lower(adaptive_lower(step, idx, unit, bits, 1, direction, tails), ratio,
+                       tail_mass)
 
 
-def hetero_ops(tail_mass: float) -> tuple[Any, Any]:
+def hetero_ops(tail_mass: float, ratio: int = TAIL_RATIO) -> tuple[Any, Any]:
     """(upper, lower) operations of :class:`MultiPower`: the split ones splitting at
     ``tail_mass`` (:data:`HETERO_SPLIT_TAILS`), the lower end's re-discretization renormalizing
     (:func:`renormalize_lower`; its products re-tilt already,
@@ -216,7 +228,7 @@ def hetero_ops(tail_mass: float) -> tuple[Any, Any]:
     """
     if not HETERO_SPLIT_TAILS:
         return UPPER_OPS, LOWER_OPS_RENORM
-    low = split_lower_ops(tail_mass=tail_mass)
+    low = split_lower_ops(ratio, tail_mass)
     return split_ops(tail_mass), dataclasses.replace(
         low, coarsen=lambda x, r: renormalize_lower(coarsen_split_lower(x, r)))
 

@@ -35,7 +35,7 @@ from flint import arb
 from numeric.composition import Composition, compose
 from numeric.errors import BudgetExceeded
 
-from . import lattice_split
+from . import lattice_hetero, lattice_split
 from .bound import Bound
 from .budget import check_deadline, current_deadline
 from .engine import DEFAULT_PRECISION, Endpoint, endpoints, to_arb, workprec
@@ -236,7 +236,8 @@ def _law_multi(comp: Composition, res: Resolution, bits: int, direction: str, up
     terms = sorted(terms, key=lambda t: t[0].rough_std())
     counts = [c for _, c in terms]
     var = [st.rough_std() ** 2 for st, _ in terms]
-    up_ops, low_ops = hetero_ops(tail_mass)
+    ratio = lattice_hetero.HETERO_TAIL_RATIO
+    up_ops, low_ops = hetero_ops(tail_mass, ratio)
     up = MultiPower(counts, var, res.composed, up_ops) if upper else None
     low = MultiPower(counts, var, res.composed, low_ops) if lower else None
     split = up_ops is not UPPER_OPS
@@ -249,11 +250,11 @@ def _law_multi(comp: Composition, res: Resolution, bits: int, direction: str, up
         _check_block_memory(step, idx, res)
         evals += len(idx)  # cached or not: the work measure must not depend on the caches
         if up is not None:
-            up.push(leaf_upper(step, idx, values, unit, bits, direction, tail_mass) if split
-                    else adaptive_upper(step, idx, values, unit, bits, direction))
+            up.push(leaf_upper(step, idx, values, unit, bits, direction, tail_mass, ratio)
+                    if split else adaptive_upper(step, idx, values, unit, bits, direction))
         if low is not None:
-            low.push(leaf_lower(step, idx, unit, bits, direction, tails, tail_mass) if split
-                     else adaptive_lower(step, idx, unit, bits, 1, direction, tails))
+            low.push(leaf_lower(step, idx, unit, bits, direction, tails, tail_mass, ratio)
+                     if split else adaptive_lower(step, idx, unit, bits, 1, direction, tails))
             evals += 0 if tails is not None else 2 * len(idx)
     return (None if up is None else up.result(), None if low is None else low.result(), evals)
 
