@@ -61,7 +61,6 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from . import lattice_split
 from .budget import check_deadline
 from .lattice_adaptive import (
     LOWER_OPS,
@@ -84,9 +83,9 @@ from .lattice_split_lower import (
 )
 from .steps import LatticeStep
 
-__all__ = ["FLOOR_SHARE", "HETERO_SPLIT_TAILS", "HETERO_TAIL_RATIO", "LOWER_OPS_RENORM",
-           "MultiPower", "hetero_ops", "leaf_lower", "leaf_upper", "multi_power",
-           "renormalize_lower"]
+__all__ = ["FLOOR_SHARE", "HETERO_MIN_SPAN", "HETERO_SPLIT_TAILS", "HETERO_TAIL_RATIO",
+           "LOWER_OPS_RENORM", "MultiPower", "hetero_ops", "leaf_lower", "leaf_upper",
+           "multi_power", "renormalize_lower"]
 
 
 FLOOR_SHARE = 4.0
@@ -155,17 +154,27 @@ eps at delta lies in the composed law's far upper tail, which the blocks' tails 
 one-term :data:`certify.lattice_split.TAIL_RATIO` (64) is unchanged."""
 
 
+HETERO_MIN_SPAN = 2048
+"""A several-term law spanning at most this many fine units stays one fine law (the one-term
+:data:`certify.lattice_split.MIN_SPAN` is 16384; tightness and time only). At 1000 noise
+levels the blocks of level (32, 64) span ~4 000-10 000 units, so with 16384 nothing was split
+there (the interval bit-identical to the one-lattice one, the same CPU). Measured (300 levels,
+(64, 128), one pair order, both ends, ratio 16; one run each, load ~2): 16384: 1.276e-4 wide,
+35.7 s; 2048: 1.276e-4, 32.4 s."""
+
+
 def leaf_upper(step: LatticeStep, idx: list[int], values: list[Any], unit: float, bits: int,
                direction: str, tail_mass: float, ratio: int = TAIL_RATIO) -> SplitPLD:
     r"""The single-step dominating block of section A (:mod:`certify.lattice_adaptive`) as a
     core + coarse tail law (:data:`HETERO_SPLIT_TAILS`).
 
-    A span of at least :data:`certify.lattice_split.MIN_SPAN` units is split from the sparse
+    A span of at least :data:`HETERO_MIN_SPAN` units is split from the sparse
     atoms (:func:`certify.lattice_split.split_atoms`: the atoms beyond ``tail_mass`` per end
     moved to the coarse lattice by section C, Step 2 of :mod:`certify.lattice_split`), a
     shorter one built dense and split by :func:`certify.lattice_split.split_upper` (which keeps
-    a short law on one fine lattice, exactly). Either dominates the connect-the-dots measure of
-    the points (Lemma 2), as :func:`certify.lattice_adaptive.adaptive_upper` does.
+    a law of at most :data:`HETERO_MIN_SPAN` units on one fine lattice, exactly). Either
+    dominates the connect-the-dots measure of the points (Lemma 2), as
+    :func:`certify.lattice_adaptive.adaptive_upper` does.
 
     Args:
         step: The single step (a ``LatticeStep``).
@@ -179,18 +188,18 @@ def leaf_upper(step: LatticeStep, idx: list[int], values: list[Any], unit: float
     Returns:
         A :class:`certify.lattice_split.SplitPLD` of count 1.
     """
-    if idx[-1] - idx[0] >= lattice_split.MIN_SPAN:
+    if idx[-1] - idx[0] >= HETERO_MIN_SPAN:
         atoms, inf = upper_atoms(step, idx, values, unit, bits)
         return split_atoms(idx, atoms, inf, unit, bits, direction, ratio, tail_mass)
     return split_upper(adaptive_upper(step, idx, values, unit, bits, direction), ratio,
-                       tail_mass)
+                       tail_mass, HETERO_MIN_SPAN)
 
 
 def leaf_lower(step: LatticeStep, idx: list[int], unit: float, bits: int, direction: str,
                tails: dict | None, tail_mass: float, ratio: int = TAIL_RATIO) -> LowerLattice:
     r"""The single-step binned-test laws of section B (:mod:`certify.lattice_adaptive`) as core
     + coarse tail (:func:`certify.lattice_split_lower.split_lower_atoms` for a span of at least
-    :data:`certify.lattice_split.MIN_SPAN` units, else
+    :data:`HETERO_MIN_SPAN` units, else
     :func:`certify.lattice_split_lower.split_lower` of the dense laws): the statistic's labels
     outside the core go to the coarse value :math:`\lfloor k/r \rfloor`, a post-processing
     (Step 1 of :mod:`certify.lattice_split_lower`), with the Q masses summed exactly and the
@@ -208,12 +217,12 @@ def leaf_lower(step: LatticeStep, idx: list[int], unit: float, bits: int, direct
     Returns:
         A :class:`certify.lattice_lower.LowerLattice` of count 1 (its ``tail`` the coarse piece).
     """
-    if idx[-1] - idx[0] >= lattice_split.MIN_SPAN:
+    if idx[-1] - idx[0] >= HETERO_MIN_SPAN:
         qm, rm, q_inf, tilt = lower_atoms(step, idx, unit, bits, tails)
         return split_lower_atoms(idx, qm, rm, q_inf, tilt, unit, bits, direction, ratio,
                                  tail_mass)
     return split_lower(adaptive_lower(step, idx, unit, bits, 1, direction, tails), ratio,
-                       tail_mass)
+                       tail_mass, HETERO_MIN_SPAN)
 
 
 def hetero_ops(tail_mass: float, ratio: int = TAIL_RATIO) -> tuple[Any, Any]:
@@ -228,8 +237,8 @@ def hetero_ops(tail_mass: float, ratio: int = TAIL_RATIO) -> tuple[Any, Any]:
     """
     if not HETERO_SPLIT_TAILS:
         return UPPER_OPS, LOWER_OPS_RENORM
-    low = split_lower_ops(ratio, tail_mass)
-    return split_ops(tail_mass), dataclasses.replace(
+    low = split_lower_ops(ratio, tail_mass, HETERO_MIN_SPAN)
+    return split_ops(tail_mass, HETERO_MIN_SPAN), dataclasses.replace(
         low, coarsen=lambda x, r: renormalize_lower(coarsen_split_lower(x, r)))
 
 

@@ -113,7 +113,7 @@ def _comp():
 
 
 def _force_split(monkeypatch, tail_mass: float) -> None:
-    monkeypatch.setattr(lattice_split, "MIN_SPAN", 64)
+    monkeypatch.setattr(lattice_hetero, "HETERO_MIN_SPAN", 256)
     monkeypatch.setattr(lattice_target, "tail_mass_for", lambda delta: tail_mass)
 
 
