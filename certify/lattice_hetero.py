@@ -62,10 +62,30 @@ from collections.abc import Sequence
 from typing import Any
 
 from .budget import check_deadline
-from .lattice_adaptive import LOWER_OPS, coarsen_lower, common_unit, settle
+from .lattice_adaptive import (
+    LOWER_OPS,
+    UPPER_OPS,
+    adaptive_lower,
+    adaptive_upper,
+    coarsen_lower,
+    common_unit,
+    lower_atoms,
+    settle,
+    upper_atoms,
+)
 from .lattice_lower import LowerLattice, retilt
+from .lattice_split import TAIL_RATIO, SplitPLD, split_atoms, split_ops, split_upper
+from .lattice_split_lower import (
+    coarsen_split_lower,
+    split_lower,
+    split_lower_atoms,
+    split_lower_ops,
+)
+from .steps import LatticeStep
 
-__all__ = ["FLOOR_SHARE", "LOWER_OPS_RENORM", "MultiPower", "multi_power", "renormalize_lower"]
+__all__ = ["FLOOR_SHARE", "HETERO_MIN_SPAN", "HETERO_SPLIT_TAILS", "HETERO_TAIL_RATIO",
+           "LOWER_OPS_RENORM", "MultiPower", "hetero_ops", "leaf_lower", "leaf_upper",
+           "multi_power", "renormalize_lower"]
 
 
 FLOOR_SHARE = 4.0
@@ -88,6 +108,138 @@ def renormalize_lower(low: LowerLattice) -> LowerLattice:
 LOWER_OPS_RENORM = dataclasses.replace(
     LOWER_OPS, coarsen=lambda low, r: renormalize_lower(coarsen_lower(low, r)))
 """Lower-end operations whose re-discretization also renormalizes (:func:`renormalize_lower`)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# fine core, coarse tails
+
+
+HETERO_SPLIT_TAILS = True
+r"""Several terms: the single-step blocks and every product of the multi-exponentiation carry
+their far tails on a 64x coarser lattice (the fine-core / coarse-tail laws of
+:mod:`certify.lattice_split` and :mod:`certify.lattice_split_lower`, as the one-term path
+does; False: one fine lattice per law, as before session hetero4).
+
+**Soundness.** :class:`MultiPower` only needs operations that map dominating factors to a
+dominating result (upper end) and statistics to post-processed statistics (lower end), in any
+order (module docstring). The split operations are such: the product of two core + tail laws
+(:func:`certify.lattice_split.multiply_split`, Step 3 there: Lemma 1 on each cross term and
+linearity of H) dominates the product of the laws, the split after it (Step 2: section C on
+the sub-measure beyond the core, then linearity) and the re-discretization of both pieces
+(Step 4) dominate their input; on the lower end the product, split and re-discretization are
+deterministic functions of the blocks' statistics (Step 1 of
+:mod:`certify.lattice_split_lower`) with the masses rounded as in the uniform case (Steps 2-3
+there). A leaf built by :func:`leaf_upper` dominates the single-step connect-the-dots measure
+(:func:`certify.lattice_split.split_atoms`, Step 2), a leaf built by :func:`leaf_lower` is a
+post-processing of the single-step binned statistic (:func:`certify.lattice_split_lower.
+split_lower_atoms`). Two factors of a product are first brought to one unit by the split
+re-discretization (:func:`certify.lattice_adaptive.common_unit` with the split ``coarsen``),
+which keeps the tail ratio, so :func:`certify.lattice_split.multiply_split`'s precondition
+(equal units and ratios) holds. The induction of the module docstring then goes through
+unchanged. The split mass (``tail_mass``) governs tightness only.
+
+Why: at 1000 noise levels (rate 0.01) the single-step blocks span ~2e4 units of their unit
+after the first re-discretization while all but 1e-10 of their mass lies in ~2e3 of them; the
+balanced trees' leaf products were more than half of the CPU time."""
+
+
+HETERO_TAIL_RATIO = 16
+"""Coarse unit / fine unit of the several-term split laws (a power of two; tightness and time
+only). Measured (session hetero4; one pair order, both ends, one run each, CPU under load ~2;
+split mass 1e-10 per end, eps at delta 1e-5): 100 noise levels at (64, 128): one lattice
+9.535e-5 wide, 10.1 s; ratio 64 9.633e-5, 7.2-9.1 s; ratio 16 9.557e-5, 7.3 s; 300 levels:
+one lattice 1.275e-4, 51.2 s; ratio 64 1.277e-4, 34.6 s; ratio 16 1.276e-4, 35.7 s. A larger
+split mass costs width (ratio 64, 1e-9: 1.049e-4; ratio 8, 1e-6: 1.27e-4; 1e-3: 1.6e-3): the
+eps at delta lies in the composed law's far upper tail, which the blocks' tails feed. The
+one-term :data:`certify.lattice_split.TAIL_RATIO` (64) is unchanged."""
+
+
+HETERO_MIN_SPAN = 2048
+"""A several-term law spanning at most this many fine units stays one fine law (the one-term
+:data:`certify.lattice_split.MIN_SPAN` is 16384; tightness and time only). At 1000 noise
+levels the blocks of level (32, 64) span ~4 000-10 000 units, so with 16384 nothing was split
+there (the interval bit-identical to the one-lattice one, the same CPU). Measured (300 levels,
+(64, 128), one pair order, both ends, ratio 16; one run each, load ~2): 16384: 1.276e-4 wide,
+35.7 s; 2048: 1.276e-4, 32.4 s."""
+
+
+def leaf_upper(step: LatticeStep, idx: list[int], values: list[Any], unit: float, bits: int,
+               direction: str, tail_mass: float, ratio: int = TAIL_RATIO) -> SplitPLD:
+    r"""The single-step dominating block of section A (:mod:`certify.lattice_adaptive`) as a
+    core + coarse tail law (:data:`HETERO_SPLIT_TAILS`).
+
+    A span of at least :data:`HETERO_MIN_SPAN` units is split from the sparse
+    atoms (:func:`certify.lattice_split.split_atoms`: the atoms beyond ``tail_mass`` per end
+    moved to the coarse lattice by section C, Step 2 of :mod:`certify.lattice_split`), a
+    shorter one built dense and split by :func:`certify.lattice_split.split_upper` (which keeps
+    a law of at most :data:`HETERO_MIN_SPAN` units on one fine lattice, exactly). Either
+    dominates the connect-the-dots measure of the points (Lemma 2), as
+    :func:`certify.lattice_adaptive.adaptive_upper` does.
+
+    Args:
+        step: The single step (a ``LatticeStep``).
+        idx: Sorted lattice points (section A).
+        values: The hockey-stick curve's Arb enclosures at the points.
+        unit: The lattice unit.
+        bits: Fixed-point bits B.
+        direction: Pair order.
+        tail_mass: Split mass per end (tightness only).
+
+    Returns:
+        A :class:`certify.lattice_split.SplitPLD` of count 1.
+    """
+    if idx[-1] - idx[0] >= HETERO_MIN_SPAN:
+        atoms, inf = upper_atoms(step, idx, values, unit, bits)
+        return split_atoms(idx, atoms, inf, unit, bits, direction, ratio, tail_mass)
+    return split_upper(adaptive_upper(step, idx, values, unit, bits, direction), ratio,
+                       tail_mass, HETERO_MIN_SPAN)
+
+
+def leaf_lower(step: LatticeStep, idx: list[int], unit: float, bits: int, direction: str,
+               tails: dict | None, tail_mass: float, ratio: int = TAIL_RATIO) -> LowerLattice:
+    r"""The single-step binned-test laws of section B (:mod:`certify.lattice_adaptive`) as core
+    + coarse tail (:func:`certify.lattice_split_lower.split_lower_atoms` for a span of at least
+    :data:`HETERO_MIN_SPAN` units, else
+    :func:`certify.lattice_split_lower.split_lower` of the dense laws): the statistic's labels
+    outside the core go to the coarse value :math:`\lfloor k/r \rfloor`, a post-processing
+    (Step 1 of :mod:`certify.lattice_split_lower`), with the Q masses summed exactly and the
+    tilted P masses weighted and rounded up (section D).
+
+    Args:
+        step: The single step.
+        idx: Sorted lattice labels (section B).
+        unit: The lattice unit.
+        bits: Fixed-point bits B.
+        direction: Pair order.
+        tails: The step's tails at the points if evaluated already, else None.
+        tail_mass: Split mass per end (tightness only).
+
+    Returns:
+        A :class:`certify.lattice_lower.LowerLattice` of count 1 (its ``tail`` the coarse piece).
+    """
+    if idx[-1] - idx[0] >= HETERO_MIN_SPAN:
+        qm, rm, q_inf, tilt = lower_atoms(step, idx, unit, bits, tails)
+        return split_lower_atoms(idx, qm, rm, q_inf, tilt, unit, bits, direction, ratio,
+                                 tail_mass)
+    return split_lower(adaptive_lower(step, idx, unit, bits, 1, direction, tails), ratio,
+                       tail_mass, HETERO_MIN_SPAN)
+
+
+def hetero_ops(tail_mass: float, ratio: int = TAIL_RATIO) -> tuple[Any, Any]:
+    """(upper, lower) operations of :class:`MultiPower`: the split ones splitting at
+    ``tail_mass`` (:data:`HETERO_SPLIT_TAILS`), the lower end's re-discretization renormalizing
+    (:func:`renormalize_lower`; its products re-tilt already,
+    :func:`certify.lattice_split_lower.multiply_split_lower`); or the one-lattice
+    ``UPPER_OPS`` and :data:`LOWER_OPS_RENORM`.
+
+    Raises:
+        ValueError: on a ``tail_mass`` outside [0, 0.5).
+    """
+    if not HETERO_SPLIT_TAILS:
+        return UPPER_OPS, LOWER_OPS_RENORM
+    low = split_lower_ops(ratio, tail_mass, HETERO_MIN_SPAN)
+    return split_ops(tail_mass, HETERO_MIN_SPAN), dataclasses.replace(
+        low, coarsen=lambda x, r: renormalize_lower(coarsen_split_lower(x, r)))
 
 
 class MultiPower:

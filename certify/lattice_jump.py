@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 __all__ = ["JUMP_SLACK", "LONG_JUMP", "MEASURED_MAX_JUMP", "STALLED_MAX_JUMP",
-           "measured_cost_per_level", "measured_width_per_level", "stalled"]
+           "measured_cost_per_level", "measured_width_per_level", "one_term_model", "stalled"]
 
 
 def measured_width_per_level(history: tuple[tuple, ...]) -> float | None:
@@ -84,3 +84,18 @@ def measured_cost_per_level(history: tuple[tuple, ...]) -> float | None:
     if not (i1 > i0 and e0 > 0 and e1 > 0):
         return None
     return min(max((e1 / e0) ** (1.0 / (i1 - i0)), 1.2), 2.0)
+
+
+def one_term_model(history: tuple[tuple, ...], width_per_level: float, max_jump: int,
+                   cost_per_level: float) -> tuple[float, int, float, float]:
+    """``(width factor per level, jump cap, slack, cost factor per level)`` of the one-term
+    ladder after the finished levels ``history`` (``(index, own relative width, evaluations)``):
+    the measured width factor with :data:`MEASURED_MAX_JUMP` and :data:`JUMP_SLACK` (for jumps
+    of at least :data:`LONG_JUMP` levels), else the fixed ``width_per_level`` and ``max_jump``
+    (at most :data:`STALLED_MAX_JUMP` after a stall); the measured cost factor, else
+    ``cost_per_level``."""
+    growth = measured_cost_per_level(history) or cost_per_level
+    measured = measured_width_per_level(history)
+    if measured is not None:
+        return measured, MEASURED_MAX_JUMP, JUMP_SLACK, growth
+    return width_per_level, STALLED_MAX_JUMP if stalled(history) else max_jump, 0.0, growth

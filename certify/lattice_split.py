@@ -221,9 +221,11 @@ def _add(x: LatticePLD, y: LatticePLD) -> LatticePLD:
 
 
 def _split(fine: LatticePLD, tail: LatticePLD, inf: int, ratio: int, products: int,
-           tail_mass: float) -> SplitPLD:
+           tail_mass: float, min_span: int | None = None) -> SplitPLD:
     """Move the fine law's ends beyond :data:`TAIL_MASS` of the total mass (per end) to the
-    coarse tail by section C (Step 2); the fine law's own mass at infinity joins ``inf``."""
+    coarse tail by section C (Step 2); the fine law's own mass at infinity joins ``inf``.
+    ``min_span``: a law spanning at most this many fine units stays one fine law (None:
+    :data:`MIN_SPAN`; tightness and time only)."""
     inf += fine.inf
     c = fine.coeffs
     n = c.length()
@@ -231,7 +233,8 @@ def _split(fine: LatticePLD, tail: LatticePLD, inf: int, ratio: int, products: i
     nt = tail.coeffs.length()
     lo = min(fine.offset, tail.offset * ratio) if nt else fine.offset
     hi = max(fine.offset + n, (tail.offset + nt) * ratio) if nt else fine.offset + n
-    if hi - lo <= MIN_SPAN:  # short: one fine law (the tail's atoms moved to it exactly)
+    if hi - lo <= (MIN_SPAN if min_span is None else min_span):  # short: one fine law (the
+        # tail's atoms moved to it exactly)
         if nt:
             fine = _add(fine, _piece(fine, fine.h, tail.offset * ratio,
                                      tail.coeffs.inflate(ratio)))
@@ -277,15 +280,15 @@ def absorb(core: LatticePLD, tail: LatticePLD, ratio: int) -> tuple[LatticePLD, 
     return core, tail
 
 
-def split_upper(lat: LatticePLD, ratio: int = TAIL_RATIO, tail_mass: float = TAIL_MASS
-                ) -> SplitPLD:
+def split_upper(lat: LatticePLD, ratio: int = TAIL_RATIO, tail_mass: float = TAIL_MASS,
+                min_span: int | None = None) -> SplitPLD:
     """A single-step (or any) lattice law as core + coarse tail (Step 2).
 
     Raises:
         ValueError: on a bad ``ratio`` or ``tail_mass`` (:func:`check_tail_params`)."""
     check_tail_params(ratio, tail_mass)
     empty = _piece(lat, lat.h * ratio, 0, fmpz_poly([]))
-    return _split(lat, empty, 0, ratio, lat.products, tail_mass)
+    return _split(lat, empty, 0, ratio, lat.products, tail_mass, min_span)
 
 
 def core_ends(masses: list[int], tau: int) -> tuple[int, int]:
@@ -359,9 +362,10 @@ def _mul(x: LatticePLD, y: LatticePLD, tail: bool = False) -> tuple[LatticePLD, 
     return out, above
 
 
-def multiply_split(a: SplitPLD, b: SplitPLD, tail_mass: float = TAIL_MASS) -> SplitPLD:
+def multiply_split(a: SplitPLD, b: SplitPLD, tail_mass: float = TAIL_MASS,
+                   min_span: int | None = None) -> SplitPLD:
     """Step 3: the dominating product of two laws on one unit, split again (the fine product's
-    ends beyond ``tail_mass`` of the mass go to the tail)."""
+    ends beyond ``tail_mass`` of the mass go to the tail; ``min_span`` as in :func:`_split`)."""
     if a.h != b.h or a.ratio != b.ratio:
         raise ValueError("multiply_split: the laws must share their units")
     r, bits = a.ratio, a.bits
@@ -383,7 +387,7 @@ def multiply_split(a: SplitPLD, b: SplitPLD, tail_mass: float = TAIL_MASS) -> Sp
         tail, inf, products = _cross(a, b, r, tail, inf, products)
     fine = dataclasses.replace(fine, count=count)
     tail = dataclasses.replace(tail, count=count)
-    return _split(fine, tail, inf, r, products, tail_mass)
+    return _split(fine, tail, inf, r, products, tail_mass, min_span)
 
 
 def _cross(a: SplitPLD, b: SplitPLD, r: int, tail: LatticePLD, inf: int, products: int
@@ -434,12 +438,14 @@ def coarsen_split(x: SplitPLD, r: int) -> SplitPLD:
                     x.products)
 
 
-def split_ops(tail_mass: float = TAIL_MASS):
+def split_ops(tail_mass: float = TAIL_MASS, min_span: int | None = None):
     """Operations of :func:`certify.lattice_adaptive.power` on core + tail laws, the products
-    splitting at ``tail_mass`` (the ratio is the laws' own)."""
+    splitting at ``tail_mass`` (the ratio is the laws' own; ``min_span`` as in
+    :func:`_split`)."""
     check_tail_params(TAIL_RATIO, tail_mass)
     return dataclasses.replace(
-        UPPER_OPS, mul=lambda a, b: multiply_split(a, b, tail_mass), coarsen=coarsen_split,
+        UPPER_OPS, mul=lambda a, b: multiply_split(a, b, tail_mass, min_span),
+        coarsen=coarsen_split,
         length=lambda x: max(x.core.coeffs.length(), x.tail.coeffs.length()))
 
 

@@ -120,15 +120,19 @@ def _label_range(s: Seq, bits: int, tail_mass: float) -> tuple[int, int] | None:
 
 
 def _split(fine: LowerLattice, tail: LowerLattice | None, extra: int, inf: int, ratio: int,
-           tail_mass: float) -> LowerLattice:
+           tail_mass: float, min_span: int | None = None) -> LowerLattice:
     """Step 1's split: labels outside the core range [a, b] (the union of the two sides'
-    ranges beyond :data:`TAIL_MASS` of mass per end) go to the tail by section D."""
+    ranges beyond :data:`TAIL_MASS` of mass per end) go to the tail by section D. A law
+    spanning at most ``min_span`` fine labels stays one fine law (None:
+    :data:`certify.lattice_split.MIN_SPAN`; tightness and time only)."""
+    if min_span is None:
+        min_span = lattice_split.MIN_SPAN
     q, r = fine.q, fine.r
     ends = [(x.offset, x.offset + x.coeffs.length()) for x in (q, r) if x.coeffs.length()]
     if tail is not None:
         ends += [(x.offset * ratio, (x.offset + x.coeffs.length()) * ratio)
                  for x in (tail.q, tail.r) if x.coeffs.length()]
-    if ends and max(e for _, e in ends) - min(o for o, _ in ends) <= lattice_split.MIN_SPAN:
+    if ends and max(e for _, e in ends) - min(o for o, _ in ends) <= min_span:
         if tail is not None:  # short: one fine law, the tail's labels moved to it exactly
             q = _seq_add(q, Seq(tail.q.offset * ratio, tail.q.coeffs.inflate(ratio)))
             r = _seq_add(r, Seq(tail.r.offset * ratio, tail.r.coeffs.inflate(ratio)))
@@ -241,8 +245,8 @@ def _merge_tilts(x: LowerLattice) -> LowerLattice:
     return dataclasses.replace(x, tilts=tilts, tail=tail)
 
 
-def split_lower(low: LowerLattice, ratio: int = TAIL_RATIO, tail_mass: float = TAIL_MASS
-                ) -> LowerLattice:
+def split_lower(low: LowerLattice, ratio: int = TAIL_RATIO, tail_mass: float = TAIL_MASS,
+                min_span: int | None = None) -> LowerLattice:
     """A single-step (or any tail-free) lower law as core + coarse tail (Step 1).
 
     Raises:
@@ -250,11 +254,12 @@ def split_lower(low: LowerLattice, ratio: int = TAIL_RATIO, tail_mass: float = T
     check_tail_params(ratio, tail_mass)
     if low.tail is not None:
         raise ValueError("split_lower: the law already has a tail")
-    return _split(_bare(low), None, low.r.extra, low.q.inf, ratio, tail_mass)
+    return _split(_bare(low), None, low.r.extra, low.q.inf, ratio, tail_mass, min_span)
 
 
 def multiply_split_lower(a: LowerLattice, b: LowerLattice, ratio: int = TAIL_RATIO,
-                         tail_mass: float = TAIL_MASS) -> LowerLattice:
+                         tail_mass: float = TAIL_MASS, min_span: int | None = None
+                         ) -> LowerLattice:
     """Steps 2 and 3: the product of two independent blocks (core + tail each), split again,
     equal tilts merged and the tilted side re-tilted (:func:`certify.lattice_lower.retilt`)."""
     if a.h != b.h:
@@ -288,7 +293,7 @@ def multiply_split_lower(a: LowerLattice, b: LowerLattice, ratio: int = TAIL_RAT
         tail = LowerLattice(tail.h, bits, Seq(tail.q.offset, tail.q.coeffs),
                             Seq(tail.r.offset, tail.r.coeffs), tail.count, tail.direction,
                             tail.points, tail.tilts)
-    return retilt(_merge_tilts(_split(fine, tail, extra, inf, ratio, tail_mass)))
+    return retilt(_merge_tilts(_split(fine, tail, extra, inf, ratio, tail_mass, min_span)))
 
 
 def coarsen_split_lower(x: LowerLattice, r: int) -> LowerLattice:
@@ -307,11 +312,13 @@ def _length(x: LowerLattice) -> int:
     return n
 
 
-def split_lower_ops(ratio: int = TAIL_RATIO, tail_mass: float = TAIL_MASS):
-    """Operations of :func:`certify.lattice_adaptive.power` on core + tail lower laws."""
+def split_lower_ops(ratio: int = TAIL_RATIO, tail_mass: float = TAIL_MASS,
+                    min_span: int | None = None):
+    """Operations of :func:`certify.lattice_adaptive.power` on core + tail lower laws
+    (``min_span`` as in :func:`_split`)."""
     check_tail_params(ratio, tail_mass)
     return dataclasses.replace(
-        LOWER_OPS, mul=lambda a, b: multiply_split_lower(a, b, ratio, tail_mass),
+        LOWER_OPS, mul=lambda a, b: multiply_split_lower(a, b, ratio, tail_mass, min_span),
         coarsen=coarsen_split_lower, length=_length)
 
 

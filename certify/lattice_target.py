@@ -35,7 +35,7 @@ from flint import arb
 from numeric.composition import Composition, compose
 from numeric.errors import BudgetExceeded
 
-from . import lattice_jump, lattice_split
+from . import lattice_hetero, lattice_jump, lattice_split
 from .bound import Bound
 from .budget import check_deadline, current_deadline
 from .engine import DEFAULT_PRECISION, Endpoint, endpoints, to_arb, workprec
@@ -53,7 +53,7 @@ from .lattice_adaptive import (
     upper_atoms,
 )
 from .lattice_grid import bounded_cache, check_params, grid_range, lattice_terms
-from .lattice_hetero import LOWER_OPS_RENORM, MultiPower
+from .lattice_hetero import MultiPower, hetero_ops, leaf_lower, leaf_upper
 from .lattice_hetero_ladder import (  # the HETERO_* constants also read from here
     HETERO_COST_OFFSET,  # noqa: F401
     HETERO_EVAL_GUARD,
@@ -228,18 +228,23 @@ def _law(comp: Composition, res: Resolution, bits: int, direction: str, lower: b
 
 
 def _law_multi(comp: Composition, res: Resolution, bits: int, direction: str, upper: bool,
-               lower: bool) -> tuple[Any, Any, int]:
+               lower: bool, tail_mass: float = 0.0) -> tuple[Any, Any, int]:
     """Several terms: (upper block or None, lower block or None, evaluations) of one pair
     order, one multi-exponentiation of the single-step blocks per end
     (:class:`certify.lattice_hetero.MultiPower`, where the proof is), built term by term in one
-    pass (each term's points serve both ends; the blocks are not kept: dense, and many)."""
+    pass (each term's points serve both ends; the blocks are not kept: dense, and many). The
+    blocks are fine-core / coarse-tail laws split at ``tail_mass`` per end
+    (:data:`certify.lattice_hetero.HETERO_SPLIT_TAILS`, proof there)."""
     terms, total = lattice_terms(comp, direction)
     sigma_m = math.sqrt(sum(c * st.rough_std() ** 2 for st, c in terms))
     terms = sorted(terms, key=lambda t: t[0].rough_std())
     counts = [c for _, c in terms]
     var = [st.rough_std() ** 2 for st, _ in terms]
-    up = MultiPower(counts, var, res.composed, UPPER_OPS) if upper else None
-    low = MultiPower(counts, var, res.composed, LOWER_OPS_RENORM) if lower else None
+    ratio = lattice_hetero.HETERO_TAIL_RATIO
+    up_ops, low_ops = hetero_ops(tail_mass, ratio)
+    up = MultiPower(counts, var, res.composed, up_ops) if upper else None
+    low = MultiPower(counts, var, res.composed, low_ops) if lower else None
+    split = up_ops is not UPPER_OPS
     evals = 0
     for step, _ in terms:
         check_deadline("in the lattice terms")
@@ -249,9 +254,11 @@ def _law_multi(comp: Composition, res: Resolution, bits: int, direction: str, up
         _check_block_memory(step, idx, res)
         evals += len(idx)  # cached or not: the work measure must not depend on the caches
         if up is not None:
-            up.push(adaptive_upper(step, idx, values, unit, bits, direction))
+            up.push(leaf_upper(step, idx, values, unit, bits, direction, tail_mass, ratio)
+                    if split else adaptive_upper(step, idx, values, unit, bits, direction))
         if low is not None:
-            low.push(adaptive_lower(step, idx, unit, bits, 1, direction, tails))
+            low.push(leaf_lower(step, idx, unit, bits, direction, tails, tail_mass, ratio)
+                     if split else adaptive_lower(step, idx, unit, bits, 1, direction, tails))
             evals += 0 if tails is not None else 2 * len(idx)
     return (None if up is None else up.result(), None if low is None else low.result(), evals)
 
@@ -269,7 +276,7 @@ def _laws(comp: Composition, res: Resolution, bits: int, pick, skip=None, first=
         if skip is not None and ups and skip(d, ups):
             continue
         if several:
-            ups[d], low, n = _law_multi(comp, res, bits, d, True, not ups)
+            ups[d], low, n = _law_multi(comp, res, bits, d, True, not ups, tail_mass)
             if low is not None:
                 lows[d] = low
         else:
@@ -278,7 +285,7 @@ def _laws(comp: Composition, res: Resolution, bits: int, pick, skip=None, first=
     d = pick(ups)
     if d not in lows:
         if several:
-            _, lows[d], n = _law_multi(comp, res, bits, d, False, True)
+            _, lows[d], n = _law_multi(comp, res, bits, d, False, True, tail_mass)
         else:
             lows[d], n = _law(comp, res, bits, d, True, tail_mass)
         evals += n
@@ -391,7 +398,8 @@ def _epsilon_once(comp: Composition, target: arb, res: Resolution, bits: int,
         k = None if here is None or d not in at else min(at[d] + HETERO_LAZY_STEP, here - 1)
         if k is None or k <= at[d] or not has_margin(old, d):
             return
-        lat, _, n = _law_multi(comp, LEVELS[k], bits, d, True, False)
+        lat, _, n = _law_multi(comp, LEVELS[k], bits, d, True, False,
+                               tail_mass_for(float(target.upper())))
         lazy_evals[0] += n
         at[d] = k
         lazy_at[d] = (LEVELS[k].single, LEVELS[k].composed)
@@ -530,22 +538,13 @@ def _next_level(i: int, best: Bound, rel: float, evals: float, spent: int, affor
     of :data:`HETERO_WIDTH_PER_LEVEL`, :data:`HETERO_COST_OFFSET` and :data:`HETERO_MAX_JUMP` (one
     term: unchanged). Several terms: ``evals`` is the work of one pair order at level i, and
     :func:`certify.lattice_hetero_ladder.several_cost` predicts level j (``orders`` pair orders
-    in full, one lazy order per entry of ``lazy``, for ``n_terms`` terms). One term with a
-    ``history`` of at least two finished levels: the width factor per level measured on them
-    (:mod:`certify.lattice_jump`: the width and cost factors measured, or at most 2 levels up
-    after a stall)."""
+    in full, one lazy order per entry of ``lazy``, for ``n_terms`` terms). One term: the
+    factors measured on the ``history`` of finished levels (:func:`lattice_jump.one_term_model`)."""
     if i + 1 == len(LEVELS):
         return None, "the finest resolution was reached"
-    per_level, cap = ((HETERO_WIDTH_PER_LEVEL, HETERO_MAX_JUMP) if several
-                      else (_WIDTH_PER_LEVEL, 6))
-    slack = 0.0
-    measured = None if several else lattice_jump.measured_width_per_level(history)
-    if measured is not None:
-        per_level, cap, slack = measured, lattice_jump.MEASURED_MAX_JUMP, lattice_jump.JUMP_SLACK
-    elif not several and lattice_jump.stalled(history):
-        cap = lattice_jump.STALLED_MAX_JUMP
-    growth = (None if several else lattice_jump.measured_cost_per_level(history)) \
-        or _COST_PER_LEVEL
+    per_level, cap, slack, growth = (
+        (HETERO_WIDTH_PER_LEVEL, HETERO_MAX_JUMP, 0.0, _COST_PER_LEVEL) if several else
+        lattice_jump.one_term_model(history, _WIDTH_PER_LEVEL, 6, _COST_PER_LEVEL))
     if best.upper.is_finite and best.lower.is_finite and best.upper_mpf > 0:
         ratio = float((best.upper_mpf - best.lower_mpf) / (rel * _scale(best)))
         x = math.log(max(ratio, 1.0), per_level)
