@@ -100,3 +100,26 @@ def rr_delta(eps0: float, m: int, eps: float) -> mp.mpf:
             if s > e:
                 out += mp.binomial(m, k) * q**k * (1 - q) ** (m - k) * (1 - mp.exp(e - s))
         return out
+
+
+def exact_lattice_composition(parts: list) -> tuple[dict[float, int], int]:
+    """Exact composition of lattice measures ``[(LatticePLD, count), ...]`` by brute-force
+    convolution of their atoms: (support point -> mass in units 2^-(B * count)), and count."""
+    law, total = {0.0: 1}, 0
+    for lat, c in parts:
+        atoms = {(lat.offset + k) * lat.h: int(v) for k, v in enumerate(lat.coeffs.coeffs())}
+        for _ in range(c):
+            nxt: dict[float, int] = {}
+            for s, a in law.items():
+                for t, b in atoms.items():
+                    if b:
+                        nxt[s + t] = nxt.get(s + t, 0) + a * b
+            law = nxt
+            total += 1
+    return law, total
+
+
+def exact_hockey_stick(law: dict[float, int], total: int, eps: mp.mpf, bits: int) -> mp.mpf:
+    """H_{e^eps} of the exact composition of :func:`exact_lattice_composition` (B = bits)."""
+    scale = mp.mpf(2) ** (-bits * total)
+    return scale * mp.fsum(a * (1 - mp.exp(eps - s)) for s, a in law.items() if s > eps)

@@ -21,6 +21,7 @@ pytest.importorskip("flint")
 mp = pytest.importorskip("mpmath")
 
 from flint import arb, fmpz_poly  # noqa: E402
+from lattice_contract import exact_hockey_stick, exact_lattice_composition  # noqa: E402
 
 from certify.engine import workprec  # noqa: E402
 from certify.lattice_adaptive import UPPER_OPS  # noqa: E402
@@ -54,27 +55,6 @@ def _random_step(rng: random.Random, h: float) -> LatticePLD:
     return LatticePLD(h, BITS, rng.randint(-6, 3), fmpz_poly(masses), 0, 1, "P||Q", n)
 
 
-def _exact(parts: list[tuple[LatticePLD, int]]) -> tuple[dict[float, int], int]:
-    """Exact composition (support point -> mass in units 2^-(B * count)), and count."""
-    law, total = {0.0: 1}, 0
-    for lat, c in parts:
-        atoms = {(lat.offset + k) * lat.h: int(v) for k, v in enumerate(lat.coeffs.coeffs())}
-        for _ in range(c):
-            nxt: dict[float, int] = {}
-            for s, a in law.items():
-                for t, b in atoms.items():
-                    if b:
-                        nxt[s + t] = nxt.get(s + t, 0) + a * b
-            law = nxt
-            total += 1
-    return law, total
-
-
-def _h_exact(law: dict[float, int], total: int, eps: mp.mpf) -> mp.mpf:
-    scale = mp.mpf(2) ** (-BITS * total)
-    return scale * mp.fsum(a * (1 - mp.exp(eps - s)) for s, a in law.items() if s > eps)
-
-
 @pytest.mark.parametrize("seed", range(5))
 @pytest.mark.parametrize("per_sigma", [2, 1 << 12])
 def test_multi_power_dominates_the_exact_composition(seed, per_sigma):
@@ -86,10 +66,10 @@ def test_multi_power_dominates_the_exact_composition(seed, per_sigma):
                                                                                  strict=True))],
                       per_sigma, UPPER_OPS)
     assert out.count == sum(counts)
-    law, total = _exact(list(zip(steps, counts, strict=True)))
+    law, total = exact_lattice_composition(list(zip(steps, counts, strict=True)))
     with mp.workdps(40), workprec(200):
         for eps in (-0.3, 0.0, 0.05, 0.2, 0.5):
-            want = _h_exact(law, total, mp.mpf(eps))
+            want = exact_hockey_stick(law, total, mp.mpf(eps), BITS)
             got = out.delta_upper(arb(eps))
             assert mp.mpf(got.upper().str(40, radius=False)) >= want * (1 - mp.mpf(10) ** -30)
 
@@ -101,13 +81,13 @@ def test_multi_power_without_coarsening_is_the_exact_composition_rounded_up():
     counts = [2, 3, 1]
     out = multi_power([(s, c, 1.0) for s, c in zip(steps, counts, strict=True)], 1 << 20,
                       UPPER_OPS)
-    law, total = _exact(list(zip(steps, counts, strict=True)))
+    law, total = exact_lattice_composition(list(zip(steps, counts, strict=True)))
     # every product rounds each mass up by < 1 unit: at most (number of products) * length units
     excess = mp.mpf(out.total - (1 << BITS)) / 2**BITS
     assert 0 <= excess <= 1e-18
     with mp.workdps(40), workprec(200):
         for eps in (0.0, 0.1, 0.3):
-            want = _h_exact(law, total, mp.mpf(eps))
+            want = exact_hockey_stick(law, total, mp.mpf(eps), BITS)
             got = mp.mpf(out.delta_upper(arb(eps)).mid().str(40, radius=False))
             assert want <= got * (1 + mp.mpf(10) ** -25) and got - want <= 1e-17
 

@@ -20,7 +20,7 @@ pytest.importorskip("flint")
 mp = pytest.importorskip("mpmath")
 
 from flint import arb, fmpz_poly  # noqa: E402
-from lattice_contract import gdp_delta  # noqa: E402
+from lattice_contract import exact_hockey_stick, exact_lattice_composition, gdp_delta  # noqa: E402
 
 from certify import lattice_hetero, lattice_split, lattice_target  # noqa: E402
 from certify.engine import workprec  # noqa: E402
@@ -45,27 +45,6 @@ def _random_step(rng: random.Random, h: float) -> LatticePLD:
                       n + 1)
 
 
-def _exact(parts: list[tuple[LatticePLD, int]]) -> tuple[dict[float, int], int]:
-    """Exact composition (support point -> mass in units 2^-(B * count)), and count."""
-    law, total = {0.0: 1}, 0
-    for lat, c in parts:
-        atoms = {(lat.offset + k) * lat.h: int(v) for k, v in enumerate(lat.coeffs.coeffs())}
-        for _ in range(c):
-            nxt: dict[float, int] = {}
-            for s, a in law.items():
-                for t, b in atoms.items():
-                    if b:
-                        nxt[s + t] = nxt.get(s + t, 0) + a * b
-            law = nxt
-            total += 1
-    return law, total
-
-
-def _h_exact(law: dict[float, int], total: int, eps: mp.mpf) -> mp.mpf:
-    scale = mp.mpf(2) ** (-BITS * total)
-    return scale * mp.fsum(a * (1 - mp.exp(eps - s)) for s, a in law.items() if s > eps)
-
-
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("per_sigma", [2, 64])
 def test_split_multi_power_dominates_the_exact_composition(seed, per_sigma, monkeypatch):
@@ -82,10 +61,10 @@ def test_split_multi_power_dominates_the_exact_composition(seed, per_sigma, monk
                       split_ops(tail_mass))
     assert isinstance(out, SplitPLD) and out.count == sum(counts)
     assert out.total >= 1 << BITS  # mass only rounded up
-    law, total = _exact(list(zip(steps, counts, strict=True)))
+    law, total = exact_lattice_composition(list(zip(steps, counts, strict=True)))
     with mp.workdps(40), workprec(200):
         for eps in (-0.3, 0.0, 0.05, 0.2, 0.5, 1.0, 2.0):
-            want = _h_exact(law, total, mp.mpf(eps))
+            want = exact_hockey_stick(law, total, mp.mpf(eps), BITS)
             got = out.delta_upper(arb(eps))
             assert mp.mpf(got.upper().str(40, radius=False)) >= want * (1 - mp.mpf(10) ** -30)
 
