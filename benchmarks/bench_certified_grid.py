@@ -141,12 +141,14 @@ def _run_repeated(job, repeat: int, cpu_limit: float) -> dict:
 
 
 PLD_CPU_LIMIT = 300  # s: dp_accounting's PLD at rate 0.1, sigma 0.5, m = 1e6 took 74 s
-PLD_MEMORY_LIMIT = 8 << 30  # bytes of address space (it used 5 GiB at m = 1e6)
+PLD_MEMORY_GIB = 16  # address space (--pld-memory-gib): PLD used 5 GiB of RSS at m = 1e6, and
+# 8 GiB of address space were too few there
 
 
-def _pld_child(conn, args) -> None:
+def _pld_child(conn, args, memory_gib: float) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (PLD_CPU_LIMIT, PLD_CPU_LIMIT + 5))
-    resource.setrlimit(resource.RLIMIT_AS, (PLD_MEMORY_LIMIT, PLD_MEMORY_LIMIT))
+    limit = int(memory_gib * (1 << 30))
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     try:
         import dp_accounting  # noqa: F401  (imported before the clock starts)
 
@@ -154,17 +156,18 @@ def _pld_child(conn, args) -> None:
         conn.send({"eps": eps, "cpu": t,
                    "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
     except MemoryError:
-        conn.send({"error": f"out of memory ({PLD_MEMORY_LIMIT >> 30} GiB)"})
+        conn.send({"error": f"out of memory ({memory_gib:g} GiB)"})
     except Exception as exc:  # reported in the table
         conn.send({"error": f"{type(exc).__name__}: {exc}"[:100]})
     conn.close()
 
 
-def _pld_isolated(q: float, s: float, m: int, delta: float) -> tuple[float | None, float, str]:
+def _pld_isolated(q: float, s: float, m: int, delta: float,
+                  memory_gib: float = PLD_MEMORY_GIB) -> tuple[float | None, float, str]:
     """dp_accounting's PLD in a fresh process under CPU and memory limits: (eps, CPU s, note)."""
     ctx = mp.get_context("spawn")
     a, b = ctx.Pipe(duplex=False)
-    p = ctx.Process(target=_pld_child, args=(b, (q, s, m, delta)))
+    p = ctx.Process(target=_pld_child, args=(b, (q, s, m, delta), memory_gib))
     p.start()
     b.close()
     try:
@@ -177,8 +180,9 @@ def _pld_isolated(q: float, s: float, m: int, delta: float) -> tuple[float | Non
     return out["eps"], out["cpu"], ""
 
 
-def _pld_repeated(q: float, s: float, m: int, delta: float, repeat: int):
-    runs = [_pld_isolated(q, s, m, delta) for _ in range(repeat)]
+def _pld_repeated(q: float, s: float, m: int, delta: float, repeat: int,
+                  memory_gib: float = PLD_MEMORY_GIB):
+    runs = [_pld_isolated(q, s, m, delta, memory_gib) for _ in range(repeat)]
     return runs[0][0], statistics.median(t for _, t, _ in runs), runs[0][2]
 
 
@@ -202,6 +206,8 @@ def main() -> None:
     ap.add_argument("--no-split", action="store_true",
                     help="one fine lattice per composed law (lattice_target.SPLIT_TAILS off: "
                          "the numbers before the fine-core/coarse-tail laws)")
+    ap.add_argument("--pld-memory-gib", type=float, default=PLD_MEMORY_GIB, metavar="G",
+                    help="address-space limit of the dp_accounting PLD process")
     ap.add_argument("--cpu-limit", type=float, default=0.0, metavar="S",
                     help="end a certified query after S s of CPU (reported as an error)")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results",
@@ -228,7 +234,7 @@ def main() -> None:
     for q, s, m in configs:
         for d in deltas:
             new = _run_repeated(("new", (q, s, m, d)), args.repeat, args.cpu_limit)
-            pld, pld_t, pld_note = _pld_repeated(q, s, m, d, args.repeat)
+            pld, pld_t, pld_note = _pld_repeated(q, s, m, d, args.repeat, args.pld_memory_gib)
             if "error" in new:
                 row = f"| {q} | {s} | {m:.0e} | {d:.0e} | {new['error']} |" + " |" * 11
                 lines.append(row)
@@ -287,7 +293,7 @@ def main() -> None:
     lines.append("\nTimings contended (a 2-core machine shared with other jobs): the cpu column "
                  "is the process time of a fresh process per query (imports before the clock), "
                  "the PLD column likewise (dp_accounting in its own process, at most "
-                 f"{PLD_CPU_LIMIT} s and {PLD_MEMORY_LIMIT >> 30} GiB); the ratio compares the "
+                 f"{PLD_CPU_LIMIT} s and {args.pld_memory_gib:g} GiB); the ratio compares the "
                  "two; peak MiB is the certified process's whole peak RSS (interpreter and "
                  "imports included).")
     _write(args.out, lines)
