@@ -1,11 +1,13 @@
-r"""The one-term refinement ladder's jump with a width factor measured on the query itself.
+r"""The one-term refinement ladder's jump, with factors measured on the query itself.
 
 :func:`certify.lattice_target.target_epsilon_interval` refines through the resolutions of
 ``LEVELS`` and jumps straight to the level predicted to meet the requested width. The fixed model
-(the width falls 1.8x per level) holds at coarse levels but not always at fine ones; with two
-finished levels the factor measured between them predicts the next jump
-(:func:`measured_width_per_level`). Only the choice of the next level depends on it: every
-level's interval is proven on its own, and the refinement intersects them.
+(the width falls 1.8x and the work grows 1.5x per level) holds at coarse levels but not always
+at fine ones; with two finished levels the factors measured between them predict the next jump
+(:func:`measured_width_per_level`, :func:`measured_cost_per_level`), and a stall (the width not
+falling with the grid, :func:`stalled`) limits it to two levels; :func:`one_term_model` puts the
+rules together. Only the choice of the next level depends on them: every level's interval is
+proven on its own, and the refinement intersects them.
 """
 
 from __future__ import annotations
