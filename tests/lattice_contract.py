@@ -88,10 +88,10 @@ def gdp_delta(mu, eps) -> mp.mpf:
         return mp.ncdf(-eps / mu + mu / 2) - mp.exp(eps) * mp.ncdf(-eps / mu - mu / 2)
 
 
-def rr_delta(eps0: float, m: int, eps: float) -> mp.mpf:
-    r"""m-fold randomized response at 40 digits: L = (2k - m) eps0 with
+def rr_delta(eps0, m: int, eps, dps: int = 40) -> mp.mpf:
+    r"""m-fold randomized response at ``dps`` digits: L = (2k - m) eps0 with
     k ~ Bin(m, e^eps0 / (1 + e^eps0)) under Q; delta(eps) = E_Q[(1 - e^(eps - L))_+]."""
-    with mp.workdps(40):
+    with mp.workdps(dps):
         e0, e = mp.mpf(eps0), mp.mpf(eps)
         q = mp.exp(e0) / (1 + mp.exp(e0))
         out = mp.mpf(0)

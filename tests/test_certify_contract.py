@@ -28,7 +28,7 @@ import pytest
 pytest.importorskip("flint")
 mp = pytest.importorskip("mpmath")
 
-from lattice_contract import laplace_two_fold  # noqa: E402
+from lattice_contract import laplace_two_fold, rr_delta  # noqa: E402
 
 from certify.cgf import StepCGF  # noqa: E402
 from certify.combine import certified_delta, certified_epsilon  # noqa: E402
@@ -69,13 +69,7 @@ def _gdp(mu2: mp.mpf, eps: mp.mpf) -> mp.mpf:
 
 
 def _binomial(eps0: mp.mpf, n: int, eps: mp.mpf) -> mp.mpf:
-    q = mp.exp(eps0) / (1 + mp.exp(eps0))
-    total = mp.mpf(0)
-    for j in range(n + 1):
-        s = (2 * j - n) * eps0
-        if s > eps:
-            total += mp.binomial(n, j) * q**j * (1 - q) ** (n - j) * (1 - mp.exp(eps - s))
-    return total
+    return rr_delta(eps0, n, eps, DPS)  # the binomial formula (tests/lattice_contract.py)
 
 
 def _subsampled_one_step(sigma: float, rate: float, eps: mp.mpf) -> mp.mpf:
