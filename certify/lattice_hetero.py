@@ -164,11 +164,13 @@ there (the interval bit-identical to the one-lattice one, the same CPU). Measure
 
 
 def leaf_upper(step: LatticeStep, idx: list[int], values: list[Any], unit: float, bits: int,
-               direction: str, tail_mass: float, ratio: int = TAIL_RATIO) -> SplitPLD:
+               direction: str, tail_mass: float, ratio: int = TAIL_RATIO,
+               min_span: int = HETERO_MIN_SPAN) -> SplitPLD:
     r"""The single-step dominating block of section A (:mod:`certify.lattice_adaptive`) as a
     core + coarse tail law (:data:`HETERO_SPLIT_TAILS`).
 
-    A span of at least :data:`HETERO_MIN_SPAN` units is split from the sparse
+    A span of at least ``min_span`` units (default :data:`HETERO_MIN_SPAN`; the one-term path
+    passes :data:`certify.lattice_split.MIN_SPAN`) is split from the sparse
     atoms (:func:`certify.lattice_split.split_atoms`: the atoms beyond ``tail_mass`` per end
     moved to the coarse lattice by section C, Step 2 of :mod:`certify.lattice_split`), a
     shorter one built dense and split by :func:`certify.lattice_split.split_upper` (which keeps
@@ -188,18 +190,19 @@ def leaf_upper(step: LatticeStep, idx: list[int], values: list[Any], unit: float
     Returns:
         A :class:`certify.lattice_split.SplitPLD` of count 1.
     """
-    if idx[-1] - idx[0] >= HETERO_MIN_SPAN:
+    if idx[-1] - idx[0] >= min_span:
         atoms, inf = upper_atoms(step, idx, values, unit, bits)
         return split_atoms(idx, atoms, inf, unit, bits, direction, ratio, tail_mass)
     return split_upper(adaptive_upper(step, idx, values, unit, bits, direction), ratio,
-                       tail_mass, HETERO_MIN_SPAN)
+                       tail_mass, min_span)
 
 
 def leaf_lower(step: LatticeStep, idx: list[int], unit: float, bits: int, direction: str,
-               tails: dict | None, tail_mass: float, ratio: int = TAIL_RATIO) -> LowerLattice:
+               tails: dict | None, tail_mass: float, ratio: int = TAIL_RATIO,
+               min_span: int = HETERO_MIN_SPAN) -> LowerLattice:
     r"""The single-step binned-test laws of section B (:mod:`certify.lattice_adaptive`) as core
     + coarse tail (:func:`certify.lattice_split_lower.split_lower_atoms` for a span of at least
-    :data:`HETERO_MIN_SPAN` units, else
+    ``min_span`` units (default :data:`HETERO_MIN_SPAN`), else
     :func:`certify.lattice_split_lower.split_lower` of the dense laws): the statistic's labels
     outside the core go to the coarse value :math:`\lfloor k/r \rfloor`, a post-processing
     (Step 1 of :mod:`certify.lattice_split_lower`), with the Q masses summed exactly and the
@@ -217,12 +220,12 @@ def leaf_lower(step: LatticeStep, idx: list[int], unit: float, bits: int, direct
     Returns:
         A :class:`certify.lattice_lower.LowerLattice` of count 1 (its ``tail`` the coarse piece).
     """
-    if idx[-1] - idx[0] >= HETERO_MIN_SPAN:
+    if idx[-1] - idx[0] >= min_span:
         qm, rm, q_inf, tilt = lower_atoms(step, idx, unit, bits, tails)
         return split_lower_atoms(idx, qm, rm, q_inf, tilt, unit, bits, direction, ratio,
                                  tail_mass)
     return split_lower(adaptive_lower(step, idx, unit, bits, 1, direction, tails), ratio,
-                       tail_mass, HETERO_MIN_SPAN)
+                       tail_mass, min_span)
 
 
 def hetero_ops(tail_mass: float, ratio: int = TAIL_RATIO) -> tuple[Any, Any]:

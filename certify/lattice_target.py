@@ -46,11 +46,9 @@ from .lattice_adaptive import (
     adaptive_lower,
     adaptive_points,
     adaptive_upper,
-    lower_atoms,
     one_term_tail,
     power,
     unit_below,
-    upper_atoms,
 )
 from .lattice_grid import bounded_cache, check_params, grid_range, lattice_terms
 from .lattice_hetero import MultiPower, hetero_ops, leaf_lower, leaf_upper
@@ -68,8 +66,8 @@ from .lattice_hetero_ladder import (  # the HETERO_* constants also read from he
 )
 from .lattice_lower import A_LOWER, epsilon_lower
 from .lattice_measure import epsilon_upper
-from .lattice_split import split_atoms, split_ops, split_upper, tail_mass_for
-from .lattice_split_lower import split_lower, split_lower_atoms, split_lower_ops
+from .lattice_split import split_ops, tail_mass_for
+from .lattice_split_lower import split_lower_ops
 from .lattice_steps import step_assumptions
 
 __all__ = [
@@ -110,6 +108,9 @@ reference machine, products included, so that a wall-clock budget holds on a sha
 SPLIT_TAILS = True
 """One term: the upper end's composed laws carry their far tails on a coarser lattice
 (:mod:`certify.lattice_split`; False: one fine lattice, as before)."""
+ONE_TERM_TAIL_RATIO = lattice_split.TAIL_RATIO
+"""Coarse unit / fine unit of the one-term split laws (several terms:
+:data:`certify.lattice_hetero.HETERO_TAIL_RATIO`)."""
 
 _ABS_FLOOR = 0.01  # below this value the target width is absolute: rel_width * 0.01
 
@@ -183,16 +184,11 @@ def _term_upper(step: Any, count: int, total: int, res: Resolution, bits: int, d
     loss has rough standard deviation ``sigma_m`` (it places the points: section A)."""
     s1, unit, idx, values, _ = _term_points(step, total, res, bits, sigma_m, 6, None,
                                             one_term_tail(tail_mass))
-    if SPLIT_TAILS and idx[-1] - idx[0] >= lattice_split.MIN_SPAN:
-        # fine core + coarse tails (certify.lattice_split, where the proof is), built from the
-        # sparse single-step atoms
-        atoms, inf = upper_atoms(step, idx, values, unit, bits)
-        base = split_atoms(idx, atoms, inf, unit, bits, direction, tail_mass=tail_mass)
+    if SPLIT_TAILS:  # fine core + coarse tails (certify.lattice_split, where the proof is)
+        base = leaf_upper(step, idx, values, unit, bits, direction, tail_mass,
+                          ONE_TERM_TAIL_RATIO, lattice_split.MIN_SPAN)
         return power(base, count, s1, res.composed, split_ops(tail_mass)), len(idx)
     base = adaptive_upper(step, idx, values, unit, bits, direction)
-    if SPLIT_TAILS:
-        base = split_upper(base, tail_mass=tail_mass)
-        return power(base, count, s1, res.composed, split_ops(tail_mass)), len(idx)
     return power(base, count, s1, res.composed, UPPER_OPS), len(idx)
 
 
@@ -203,14 +199,9 @@ def _term_lower(step: Any, count: int, total: int, res: Resolution, bits: int, d
     s1, unit, idx, _, tails = _term_points(step, total, res, bits, sigma_m, 6, None,
                                             one_term_tail(tail_mass))
     if SPLIT_TAILS:  # fine core + coarse tails (certify.lattice_split_lower, the proof)
-        ops = split_lower_ops(tail_mass=tail_mass)
-        if idx[-1] - idx[0] >= lattice_split.MIN_SPAN:  # from the sparse single-step atoms
-            qm, rm, q_inf, tilt = lower_atoms(step, idx, unit, bits, tails)
-            base = split_lower_atoms(idx, qm, rm, q_inf, tilt, unit, bits, direction,
-                                     tail_mass=tail_mass)
-        else:
-            base = split_lower(adaptive_lower(step, idx, unit, bits, 1, direction, tails),
-                               tail_mass=tail_mass)
+        base = leaf_lower(step, idx, unit, bits, direction, tails, tail_mass,
+                          ONE_TERM_TAIL_RATIO, lattice_split.MIN_SPAN)
+        ops = split_lower_ops(ONE_TERM_TAIL_RATIO, tail_mass)
         return power(base, count, s1, res.composed, ops), 2 * len(idx)
     base = adaptive_lower(step, idx, unit, bits, 1, direction, tails)
     return power(base, count, s1, res.composed, LOWER_OPS), 2 * len(idx)

@@ -11,7 +11,6 @@ mass (1e-2 per end, coarse ratio 4) to the tails, so that the coarse pieces carr
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import random
 
@@ -33,14 +32,11 @@ from certify.lattice_split import (  # noqa: E402
     coarsen_cells,
     coarsen_split,
     multiply_split,
-    split_atoms,
     split_upper,
 )
 from certify.lattice_split_lower import (  # noqa: E402
     multiply_split_lower,
     split_lower,
-    split_lower_atoms,
-    split_lower_ops,
 )
 from numeric.mechanisms import (  # noqa: E402
     Gaussian,
@@ -249,11 +245,7 @@ def heavy_tails(monkeypatch):
     """The target lattice with 1e-2 of the mass per end in coarse tails of ratio 4."""
     monkeypatch.setattr(lt, "SPLIT_TAILS", True)
     monkeypatch.setattr(lt, "tail_mass_for", lambda delta: 1e-2)
-    monkeypatch.setattr(lt, "split_upper", functools.partial(split_upper, ratio=4))
-    monkeypatch.setattr(lt, "split_lower", functools.partial(split_lower, ratio=4))
-    monkeypatch.setattr(lt, "split_lower_ops", functools.partial(split_lower_ops, ratio=4))
-    monkeypatch.setattr(lt, "split_atoms", functools.partial(split_atoms, ratio=4))
-    monkeypatch.setattr(lt, "split_lower_atoms", functools.partial(split_lower_atoms, ratio=4))
+    monkeypatch.setattr(lt, "ONE_TERM_TAIL_RATIO", 4)
     lt._term_upper.cache_clear()
     lt._term_lower.cache_clear()
     yield
