@@ -89,7 +89,7 @@ from numeric.progress import progress
 
 from .budget import check_deadline, require
 from .engine import DEFAULT_PRECISION, endpoints, workprec
-from .intpoly import ceil_div_pow2, decimate
+from .intpoly import ceil_div_pow2, cell_sums, decimate
 from .lattice_grid import (
     TRUNC_BITS,
     ceil_dyadic,
@@ -452,12 +452,10 @@ def coarsen_upper(lat: LatticePLD, r: int) -> LatticePLD:
 
 def _coarsen_seq(s: Seq, r: int, w: list[int] | None) -> Seq:
     j0, first = divmod(s.offset, r)
-    subs = decimate(s.coeffs, r, first)
     if w is None:
-        out = sum(subs[1:], subs[0])
+        out = cell_sums(s.coeffs, r, first, [1] * r)
     else:
-        out = ceil_div_pow2(sum((p * wj for p, wj in zip(subs[1:], w[1:], strict=True)),
-                                subs[0] * w[0]), _WEIGHT_BITS)
+        out = ceil_div_pow2(cell_sums(s.coeffs, r, first, w), _WEIGHT_BITS)
     return Seq(j0, out, s.extra, s.inf)
 
 

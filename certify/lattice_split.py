@@ -77,7 +77,7 @@ from dataclasses import dataclass
 import numpy as np
 from flint import arb, fmpz_poly
 
-from .intpoly import ceil_div_pow2, decimate
+from .intpoly import ceil_div_pow2, cell_sums
 from .lattice_adaptive import UPPER_OPS, require_coarsen, upper_weights
 from .lattice_grid import cut_sums, mul_cut_rescale
 from .lattice_measure import LatticePLD
@@ -420,12 +420,9 @@ def coarsen_cells(lat: LatticePLD, r: int) -> LatticePLD:
     require_coarsen(r, lat.coeffs.length())
     w = upper_weights(lat.h, r)
     j0, first = divmod(lat.offset, r)
-    subs = decimate(lat.coeffs, r, first)  # subs[j]: fine index r * (j0 + J) + j at J
-    cells, shares = subs[0], fmpz_poly([])
-    for j in range(1, r):
-        cells = cells + subs[j]
-        shares = shares + subs[j] * w[j - 1]
-    ups = ceil_div_pow2(shares, 64)
+    # cell J holds fine indices r * (j0 + J) + j, j < r: its mass and its atoms' weighted sum
+    cells = cell_sums(lat.coeffs, r, first, [1] * r)
+    ups = ceil_div_pow2(cell_sums(lat.coeffs, r, first, [0, *w]), 64)
     return LatticePLD(lat.h * r, lat.bits, j0, cells - ups + ups.left_shift(1), lat.inf,
                       lat.count, lat.direction, lat.points, lat.products)
 

@@ -69,3 +69,43 @@ def test_decimate_rejects_bad_arguments():
         decimate(flint.fmpz_poly([1]), 0)
     with pytest.raises(ValueError, match="shift must"):
         decimate(flint.fmpz_poly([1]), 2, 2)
+
+
+@given(st.lists(st.integers(0, 2**170), min_size=0, max_size=80), st.integers(1, 70),
+       st.data())
+@settings(max_examples=200, deadline=None)
+def test_cell_sums_equal_the_weighted_sums_of_the_residue_classes(coeffs, r, data):
+    # cell_sums (a short product and every r-th coefficient) against the definition, in Python
+    # integers: sum_j w_j c_{rJ + j - shift}
+    from certify.intpoly import cell_sums
+
+    shift = data.draw(st.integers(0, r - 1))
+    weights = data.draw(st.lists(st.integers(0, 2**64), min_size=r, max_size=r))
+    got = [int(c) for c in cell_sums(flint.fmpz_poly(coeffs), r, shift, weights).coeffs()]
+    padded = [0] * shift + coeffs
+    cells = (len(padded) + r - 1) // r
+    want = [sum(w * c for w, c in zip(weights, padded[r * J: r * J + r])) for J in range(cells)]
+    strip = lambda xs: xs[: max([i + 1 for i, x in enumerate(xs) if x] or [0])]  # noqa: E731
+    assert got == strip(want)
+
+
+def test_cell_sums_rejects_bad_arguments():
+    from certify.intpoly import cell_sums
+
+    with pytest.raises(ValueError, match="r must"):
+        cell_sums(flint.fmpz_poly([1]), 0, 0, [])
+    with pytest.raises(ValueError, match="shift must"):
+        cell_sums(flint.fmpz_poly([1]), 2, 2, [1, 1])
+    with pytest.raises(ValueError, match="weights must"):
+        cell_sums(flint.fmpz_poly([1]), 2, 0, [1])
+
+
+def test_the_cached_ceiling_addend_serves_every_length():
+    # ceil_div_pow2 cuts its addend from a cached polynomial: lengths below, at and above the
+    # cached one, and above the cache limit, each against Python's exact ceiling
+    for n in (1, 5, 1024, 1500, 3000, (1 << 18) + 3):  # the last above the cache limit
+        coeffs = [(i * 7919) % (1 << 90) for i in range(n)]
+        coeffs[-1] += 1  # a non-zero leading coefficient: the length is n
+        got = ceil_div_pow2(flint.fmpz_poly(coeffs), 80)
+        want = [-((-c) // (1 << 80)) for c in coeffs]
+        assert got == flint.fmpz_poly(want)
