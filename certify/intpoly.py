@@ -96,7 +96,11 @@ def cell_sums(p: fmpz_poly, r: int, shift: int, weights: list[int]) -> fmpz_poly
                    parts[0] * weights[0])
     if r == 1:
         return q * weights[0]
-    return (q * fmpz_poly(weights[::-1])).right_shift(r - 1).deflate(r)
+    out = (q * fmpz_poly(weights[::-1])).right_shift(r - 1).deflate(r)
+    # deflate keeps its length (L - 1) // r + 1 even when the last coefficient it takes is 0:
+    # an unnormalized polynomial, unequal to its normalized twin (found by the property
+    # test); truncate copies and normalizes
+    return out.truncate(out.length())
 
 
 def floor_div_pow2(p: fmpz_poly, bits: int) -> fmpz_poly:
@@ -268,7 +272,7 @@ def _deflate_takes_every_rth() -> bool:
     except Exception:  # any refusal means: not usable here
         return False
     return got == fmpz_poly([1, 4, 7]) and fmpz_poly([1, 2, 3, 4, 5, 6, 7, 8]).deflate(
-        3) == fmpz_poly([1, 4, 7]) and fmpz_poly([]).deflate(3) == fmpz_poly([])
+        3) == fmpz_poly([1, 4, 7]) and fmpz_poly([]).deflate(3).length() == 0
 
 
 _DEFLATE_TAKES_EVERY_RTH = _deflate_takes_every_rth()

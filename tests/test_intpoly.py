@@ -83,8 +83,8 @@ def test_cell_sums_equal_the_weighted_sums_of_the_residue_classes(coeffs, r, dat
     weights = data.draw(st.lists(st.integers(0, 2**64), min_size=r, max_size=r))
     got = [int(c) for c in cell_sums(flint.fmpz_poly(coeffs), r, shift, weights).coeffs()]
     padded = [0] * shift + coeffs
-    cells = (len(padded) + r - 1) // r
-    want = [sum(w * c for w, c in zip(weights, padded[r * J: r * J + r])) for J in range(cells)]
+    cells = [padded[r * J: r * J + r] for J in range((len(padded) + r - 1) // r)]
+    want = [sum(w * c for w, c in zip(weights[: len(cell)], cell, strict=True)) for cell in cells]
     strip = lambda xs: xs[: max([i + 1 for i, x in enumerate(xs) if x] or [0])]  # noqa: E731
     assert got == strip(want)
 
@@ -109,3 +109,16 @@ def test_the_cached_ceiling_addend_serves_every_length():
         got = ceil_div_pow2(flint.fmpz_poly(coeffs), 80)
         want = [-((-c) // (1 << 80)) for c in coeffs]
         assert got == flint.fmpz_poly(want)
+
+
+def test_cell_sums_are_normalized_when_the_top_cells_sum_to_zero():
+    # FLINT's deflate keeps a zero last coefficient (an unnormalized polynomial that compares
+    # unequal to the zero polynomial); cell_sums must hand back normalized polynomials
+    from certify.intpoly import cell_sums
+
+    w = [0] * 13
+    w[11] = 1
+    out = cell_sums(flint.fmpz_poly([1]), 13, 12, w)
+    assert out == flint.fmpz_poly([]) and out.length() == 0
+    out = cell_sums(flint.fmpz_poly([5, 0, 0, 1]), 2, 0, [1, 0])
+    assert out == flint.fmpz_poly([5]) and out.length() == 1
