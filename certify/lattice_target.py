@@ -50,7 +50,7 @@ from .lattice_adaptive import (
     power,
     unit_below,
 )
-from .lattice_grid import bounded_cache, check_params, grid_range, lattice_terms
+from .lattice_grid import bounded_cache, check_params, epsilon_query_bits, grid_range, lattice_terms
 from .lattice_hetero import MultiPower, hetero_ops, leaf_lower, leaf_upper
 from .lattice_hetero_ladder import (  # the HETERO_* constants also read from here
     HETERO_COST_OFFSET,  # noqa: F401
@@ -666,7 +666,7 @@ def target_epsilon_interval(composition: Any, delta: Any, *, rel_width: Any = No
             lattice step.
         delta: Target delta in (0, 1).
         rel_width: Requested relative width (default :data:`DEFAULT_REL_WIDTH`).
-        bits: Fixed-point bits (default 80).
+        bits: Fixed-point bits (default: ``epsilon_query_bits(delta)``, 56 to 80).
 
     Returns:
         A ``Bound`` with ``quantity="epsilon"`` (+inf, vacuous, when the lattice mass at
@@ -681,6 +681,8 @@ def target_epsilon_interval(composition: Any, delta: Any, *, rel_width: Any = No
     target = to_arb("delta", delta)
     if not (target > 0 and target < 1):
         raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+    if bits is None:  # the fixed point the delta needs (tightness only)
+        bits = epsilon_query_bits(float(target.upper()))
     out = _refine(_epsilon_once, comp, target, rel_width, bits)
     out.inputs["delta"] = str(delta)
     return out
