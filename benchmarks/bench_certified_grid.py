@@ -208,6 +208,10 @@ def main() -> None:
                          "the numbers before the fine-core/coarse-tail laws)")
     ap.add_argument("--pld-memory-gib", type=float, default=PLD_MEMORY_GIB, metavar="G",
                     help="address-space limit of the dp_accounting PLD process")
+    ap.add_argument("--no-pld", action="store_true",
+                    help="skip dp_accounting's PLD (a second, concurrent run of the certified "
+                         "side only, e.g. an older commit's code on PYTHONPATH for a before/after "
+                         "on the same machine)")
     ap.add_argument("--cpu-limit", type=float, default=0.0, metavar="S",
                     help="end a certified query after S s of CPU (reported as an error)")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results",
@@ -234,7 +238,8 @@ def main() -> None:
     for q, s, m in configs:
         for d in deltas:
             new = _run_repeated(("new", (q, s, m, d)), args.repeat, args.cpu_limit)
-            pld, pld_t, pld_note = _pld_repeated(q, s, m, d, args.repeat, args.pld_memory_gib)
+            pld, pld_t, pld_note = ((None, 0.0, "") if args.no_pld else
+                                    _pld_repeated(q, s, m, d, args.repeat, args.pld_memory_gib))
             if "error" in new:
                 row = f"| {q} | {s} | {m:.0e} | {d:.0e} | {new['error']} |" + " |" * 11
                 lines.append(row)
