@@ -26,6 +26,7 @@ from lattice_contract import gdp_delta, laplace_two_fold, rr_delta  # noqa: E402
 from certify.budget import time_budget  # noqa: E402
 from certify.combine import certified_delta, certified_epsilon  # noqa: E402
 from certify.lattice_adaptive import coarsen_lower, coarsen_upper  # noqa: E402
+from certify.lattice_grid import epsilon_query_bits  # noqa: E402
 from certify.lattice_lower import LowerLattice, Seq  # noqa: E402
 from certify.lattice_measure import LatticePLD  # noqa: E402
 from certify.lattice_target import (  # noqa: E402
@@ -115,6 +116,38 @@ def test_heterogeneous_gaussians_bracket_gdp_epsilon():
     assert hi - lo <= 1e-3 * hi
 
 
+@pytest.mark.parametrize("delta", [1e-2, 1e-3, 1e-6])
+def test_heterogeneous_gaussians_bracket_gdp_at_the_bits_delta_chooses(delta):
+    # an eps query fixes its bits from delta (56 at 1e-2, 57 at 1e-3, 67 at 1e-6): every
+    # rounding stays directed, so the GDP value must stay inside at each precision
+    comp = [(Gaussian(2.0), 30), (Gaussian(5.0), 200), (Gaussian(1.0), 3)]
+    mu = math.sqrt(30 / 4 + 200 / 25 + 3)
+    b = target_epsilon_interval(comp, delta, rel_width=1e-3)
+    assert b.inputs["bits"] == epsilon_query_bits(delta) < 80
+    lo, hi = float(b.lower_mpf), float(b.upper_mpf)
+    assert gdp_delta(mu, lo) >= delta >= gdp_delta(mu, hi)
+
+
+@pytest.mark.parametrize(("eps0", "m", "delta"), [(0.5, 40, 1e-3), (0.1, 300, 1e-2)])
+def test_randomized_response_eps_brackets_the_binomial_at_few_bits(eps0, m, delta):
+    b = target_epsilon_interval([(RandomizedResponse(eps0), m)], delta, rel_width=1e-3)
+    assert b.inputs["bits"] == epsilon_query_bits(delta) <= 57
+    lo, hi = b.lower_mpf, b.upper_mpf
+    assert rr_delta(eps0, m, lo) >= delta >= rr_delta(eps0, m, hi)
+
+
+def test_epsilon_query_bits_follow_delta():
+    assert epsilon_query_bits(1e-5) == 64  # ceil(16.6) + 47
+    assert epsilon_query_bits(1e-10) == 80  # 34 + 47, capped
+    assert epsilon_query_bits(0.25) == 56  # 2 + 47, floored
+    ds = [10.0 ** -k for k in range(1, 16)]
+    bits = [epsilon_query_bits(d) for d in ds]
+    assert bits == sorted(bits) and all(56 <= b <= 80 for b in bits)
+    for bad in (0.0, 1.0, -1e-5, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="delta"):
+            epsilon_query_bits(bad)
+
+
 @pytest.mark.parametrize(("eps0", "m", "eps"), [(0.1, 300, 2.0), (0.5, 40, 4.0), (0.05, 1000, 1.0)])
 def test_randomized_response_brackets_the_binomial(eps0, m, eps):
     want = rr_delta(eps0, m, eps)
@@ -137,6 +170,7 @@ def test_dp_sgd_reaches_the_target_around_the_pld_value(m):
     assert hi - lo <= 1e-4 * hi
     assert lo - ROUND <= PLD_EPS[m] <= hi + ROUND
     assert not any("above the target" in w for w in b.warnings)
+    assert b.inputs["bits"] == 64  # epsilon_query_bits(1e-5)
     for key in ("h", "resolution", "rounding_budget", "seconds", "rel_width_target"):
         assert key in b.inputs
 
