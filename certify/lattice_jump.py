@@ -14,22 +14,46 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["JUMP_SLACK", "LONG_JUMP", "MEASURED_MAX_JUMP", "STALLED_MAX_JUMP",
+__all__ = ["FIRST_MIN_WIDTH_PER_LEVEL", "JUMP_SLACK", "LONG_JUMP", "MAX_WIDTH_PER_LEVEL",
+           "MEASURED_MAX_JUMP", "STALLED_MAX_JUMP",
            "measured_cost_per_level", "measured_width_per_level", "one_term_model", "stalled"]
+
+
+MAX_WIDTH_PER_LEVEL = 2.0
+"""The width factor per level used for a jump is at most 2: a level doubles one of the two
+resolutions of a second-order scheme, so over two levels the width falls at most about 4x
+(both error terms quartered); faster falls measured at coarse levels do not extrapolate (the
+cap was 2.2)."""
+
+FIRST_MIN_WIDTH_PER_LEVEL = 1.64
+"""A factor measured from the coarsest level (2, 4), before the width falls at its asymptotic
+rate, is taken as at least 1.64. Between (16, 32) and the first level meeting 1e-4 the width
+fell 1.67-2.08x per level on 28 of 30 DP-SGD queries measured level by level (2026-12-02; the
+others: a stall, and 2.4 over a single level), while the (2, 4) -> (16, 32) factor ranged
+1.5-4.1. Two real queries bound the floor (target 1e-4, rate 0.001): sigma 0.8, m = 1e5, delta
+1e-10 measured 1.52 but fell 2.0x per level, needing 7 levels from (16, 32), ratio 43.8 (with
+1.52 alone the ladder jumped 9, to (512, 512): 28 s of a 30 s query; any floor >= 1.655 gives 7,
+1.64 gives 8); sigma 0.5, m = 1e7, delta 1e-10 measured 1.56, fell 1.67x, needing 9 levels for
+a ratio of 68.2 (a floor of 1.75 jumped 8, to 1.13e-4 wide, and the extra level made it 44 s
+instead of 28; any floor < 1.643 gives 9). Later measurements, between fine levels, keep their
+own value (a slow fall there is real)."""
 
 
 def measured_width_per_level(history: tuple[tuple, ...]) -> float | None:
     """The factor the width fell per level between the last two finished levels ``(index,
-    own relative width, evaluations)`` of one query, at most 2.2; None with fewer than two
-    levels or a fall below 1.25 per level (rate 0.001, sigma 0.8, m = 1e3, delta 1e-5: the
-    width stays 0.78 at (2, 4) and (16, 32), set by something other than the grid; the fixed
-    rule applies).
+    own relative width, evaluations)`` of one query, at most :data:`MAX_WIDTH_PER_LEVEL` (and at
+    least :data:`FIRST_MIN_WIDTH_PER_LEVEL` when measured from the coarsest level, index 0);
+    None with fewer than two levels or a fall below 1.25 per level (rate 0.001, sigma 0.8, m =
+    1e3, delta 1e-5: the width stays 0.78 at (2, 4) and (16, 32), set by something other than
+    the grid; the fixed rule applies).
 
     The fixed 1.8 per level of the ladder holds at coarse levels, but at fine ones the width
     can fall much more slowly (rate 0.001, sigma 0.8, m = 1e5, delta 1e-10: 1.53 per level from
     (16, 32) to (128, 256), 1.39 from there to (256, 512)), so a jump predicted with 1.8 fell
-    short and cost a whole extra level (13.9 s of a 40.7 s query). Only the choice of the
-    next level depends on it: every level's interval is proven on its own."""
+    short and cost a whole extra level (13.9 s of a 40.7 s query; since the tail points of
+    :func:`certify.lattice_adaptive.adaptive_points` the same query falls 2.0x per level there).
+    Only the choice of the next level depends on it: every level's interval is proven on its
+    own."""
     if len(history) < 2:
         return None
     (i0, w0), (i1, w1) = (h[:2] for h in history[-2:])
@@ -38,7 +62,9 @@ def measured_width_per_level(history: tuple[tuple, ...]) -> float | None:
     factor = (w0 / w1) ** (1.0 / (i1 - i0))
     if not (factor >= 1.25):  # the width did not fall with the grid: no measurement of its rate
         return None
-    return min(factor, 2.2)
+    if i0 == 0:
+        factor = max(factor, FIRST_MIN_WIDTH_PER_LEVEL)
+    return min(factor, MAX_WIDTH_PER_LEVEL)
 
 
 JUMP_SLACK = 0.5

@@ -1,10 +1,13 @@
 """certify.lattice_target: the one-term ladder's jump with a measured width factor per level.
 
 Oracle: the documented rule restated here (the factor between the last two finished levels, at
-most 2.2, the fixed rule below 1.25; the predicted jump x = log(ratio) / log(factor) rounded up,
-to the nearest level from x >= 5, at least 1, at most 10), and the measured widths of a real
-query (rate 0.001, sigma 0.8, m = 1e5, delta 1e-10: levels (2, 4) and (16, 32) at 5.37e-2 and
-4.17e-3 relative, the target 1e-4 first met at (512, 512), index 15, 6.2e-5 wide). Only the
+most 2, at least 1.64 when measured from the coarsest level, the fixed rule below 1.25; the
+predicted jump x = log(ratio) / log(factor) rounded up, to the nearest level from x >= 5, at
+least 1, at most 10), and the measured widths of a real query (rate 0.001, sigma 0.8, m = 1e5,
+delta 1e-10, 2026-12-02: levels (2, 4) and (16, 32) at 5.39e-2 and 4.38e-3 relative, (128, 256)
+1.03e-4, just above the target 1e-4, first met at (256, 256), index 13, 3.4e-5 wide; the
+measured factor 1.52 alone jumped to (512, 512), 1.1e-5 wide, 28 s; the floor 1.64 jumps to
+(256, 512), one level above the first that meets it). Only the
 choice of level depends on the rule: every level's interval is proven on its own.
 """
 
@@ -35,26 +38,33 @@ def _bound(lower: float, upper: float) -> Bound:
 def test_measured_factor_is_the_geometric_fall_per_level_clipped():
     assert measured_width_per_level(()) is None
     assert measured_width_per_level(((0, 0.05),)) is None
-    assert measured_width_per_level(((0, 0.0537), (6, 0.00417))) == pytest.approx(
-        (0.0537 / 0.00417) ** (1 / 6), rel=1e-12)
+    assert measured_width_per_level(((0, 0.0537), (6, 0.00417))) == 1.64  # 1.53, from (2, 4)
+    assert measured_width_per_level(((0, 0.0537), (6, 0.0011))) == pytest.approx(
+        (0.0537 / 0.0011) ** (1 / 6), rel=1e-12)  # 1.91: kept
+    # sigma 0.5, m = 1e7, delta 1e-10: 1.56 from (2, 4) -> 1.64, 9 levels for a ratio of 68.2
+    f = measured_width_per_level(((0, 0.0985), (6, 0.00682)))
+    assert f == 1.64 and math.ceil(math.log(68.2, f) - 0.5) == 9
+    assert measured_width_per_level(((6, 0.00417), (12, 0.0002))) == pytest.approx(
+        (0.00417 / 0.0002) ** (1 / 6), rel=1e-12)  # 1.66 between fine levels: kept
     assert measured_width_per_level(((0, 0.1), (1, 0.099))) is None  # no fall: no rate
     assert measured_width_per_level(((0, 0.777), (6, 0.776))) is None
-    assert measured_width_per_level(((0, 1.0), (1, 1e-3))) == 2.2  # clipped above
+    assert measured_width_per_level(((0, 1.0), (1, 1e-3))) == 2.0  # clipped above
     assert measured_width_per_level(((3, 0.1), (3, 0.01))) is None  # same level
     assert measured_width_per_level(((0, 0.0), (2, 0.01))) is None
     assert measured_width_per_level(((0, math.inf), (2, 0.01))) is None
 
 
 def test_measured_jump_reaches_the_level_that_met_the_target():
-    # the real query of the module docstring: with the fixed 1.8 per level (at most 6 up) the
-    # ladder went (16, 32) -> (128, 256) -> (256, 512) -> (512, 512): two extra levels
+    # the real query of the module docstring: (16, 32) gave [4.0599239, 4.0777953]; the
+    # target was first met at (256, 256); the measured 1.52 per level alone went to (512, 512),
+    # the floor 1.64 goes to (256, 512)
     i = next(k for k, lv in enumerate(LEVELS) if (lv.single, lv.composed) == (16, 32))
-    upper = 4.0783091
-    b = _bound(4.0613147, upper)
-    history = ((0, 0.0537), (i, 0.00417))
+    upper = 4.0777953
+    b = _bound(4.0599239, upper)
+    history = ((0, 0.0539), (i, 0.00438))
     got, why = lt._next_level(i, b, REL, 810, 1278, 480_000.0, None, False, history=history)
     assert why is None
-    assert (LEVELS[got].single, LEVELS[got].composed) == (512, 512)
+    assert (LEVELS[got].single, LEVELS[got].composed) == (256, 512)
     without, _ = lt._next_level(i, b, REL, 810, 1278, 480_000.0, None, False)
     assert LEVELS[without] == LEVELS[i + 6]  # the fixed rule's cap
 
@@ -72,7 +82,7 @@ def test_measured_jump_follows_the_documented_rule(ratio, factor_history):
     f = (w0 / w1) ** (1 / (i1 - i0))
     cap = 2 if f < 1.25 else 10  # a stall: at most 2 levels up, with the fixed factor
     slack = 0.0 if f < 1.25 else 0.5
-    f = 1.8 if f < 1.25 else min(f, 2.2)
+    f = 1.8 if f < 1.25 else min(max(f, 1.64) if i0 == 0 else f, 2.0)
     r = float((b.upper_mpf - b.lower_mpf) / (REL * upper))
     x = math.log(max(r, 1.0), f)
     jump = min(cap, max(1, math.ceil(x - (slack if x >= 5 else 0.0))))
