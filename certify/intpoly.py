@@ -36,8 +36,8 @@ def ceil_div_pow2(p: fmpz_poly, bits: int) -> fmpz_poly:
     return (p + _ceil_addend(n, bits)) // fmpz(1 << bits)
 
 
-_ADDEND_MAX_LENGTH = 1 << 18  # cached addends up to this length (~10 MB each at 80 bits)
-_ADDEND_BITS_KEPT = 4
+_ADDEND_MAX_LENGTH = 1 << 16  # cached addends up to this length (~4.5 MB each at 80 bits)
+_ADDEND_BITS_KEPT = 3  # the products' B, the 64-bit weights, one more: ~14 MB in all
 _addends: dict[int, fmpz_poly] = {}
 
 
