@@ -74,7 +74,9 @@ TRUNC_BITS = 64
 """Per product, at most 2^-64 of mass is truncated at each end."""
 
 EPS_QUERY_BIT_MARGIN = 47
+"""Bits above log2(1/delta) that :func:`epsilon_query_bits` gives an eps query."""
 EPS_QUERY_MIN_BITS = 56
+"""The fewest fixed-point bits :func:`epsilon_query_bits` chooses."""
 
 
 def epsilon_query_bits(delta: float) -> int:
@@ -98,11 +100,15 @@ def epsilon_query_bits(delta: float) -> int:
 
     Returns:
         An integer in [56, 80].
+
+    Raises:
+        ValueError: naming ``delta`` unless it lies in (0, 1) (NaN included).
     """
     if not (0.0 < delta < 1.0):
         raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
     need = math.ceil(-math.log2(delta)) + EPS_QUERY_BIT_MARGIN
     return max(EPS_QUERY_MIN_BITS, min(DEFAULT_BITS, need))
+
 
 _RANGE_BITS = 72  # per-step range error of Lemma 2 at most 2^-72 / m on each side
 _N1_MAX = 60_000  # single-step grid points (Arb evaluations)

@@ -681,8 +681,9 @@ def target_epsilon_interval(composition: Any, delta: Any, *, rel_width: Any = No
     target = to_arb("delta", delta)
     if not (target > 0 and target < 1):
         raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
-    if bits is None:  # the fixed point the delta needs (tightness only)
-        bits = epsilon_query_bits(float(target.upper()))
+    if bits is None:  # the fixed point the delta needs (tightness only); a delta that is not
+        d = float(target.mid())  # a float in (0, 1) (1e-400, 1 - 1e-20) gets the default
+        bits = epsilon_query_bits(d) if 0.0 < d < 1.0 else None
     out = _refine(_epsilon_once, comp, target, rel_width, bits)
     out.inputs["delta"] = str(delta)
     return out

@@ -148,6 +148,14 @@ def test_epsilon_query_bits_follow_delta():
             epsilon_query_bits(bad)
 
 
+@pytest.mark.parametrize("delta", ["1e-400", "0.99999999999999999999"])
+def test_a_delta_beyond_floats_is_answered_at_the_default_bits(delta):
+    # valid deltas whose float is 0 or 1 (Arb holds them): the query keeps 80 bits, no error
+    b = target_epsilon_interval([(Gaussian(2.0), 3)], delta, rel_width=1e-2)
+    assert b.inputs["bits"] == 80
+    assert b.lower_mpf >= 0
+
+
 @pytest.mark.parametrize(("eps0", "m", "eps"), [(0.1, 300, 2.0), (0.5, 40, 4.0), (0.05, 1000, 1.0)])
 def test_randomized_response_brackets_the_binomial(eps0, m, eps):
     want = rr_delta(eps0, m, eps)
