@@ -89,13 +89,11 @@ def cell_sums(p: fmpz_poly, r: int, shift: int, weights: list[int]) -> fmpz_poly
         raise ValueError(f"shift must be an integer in [0, r), got {shift!r}")
     if len(weights) != r:
         raise ValueError(f"weights must hold r = {r} integers, got {len(weights)}")
-    q = p.left_shift(shift) if shift else p
     if not _DEFLATE_TAKES_EVERY_RTH:
         parts = decimate(p, r, shift)
         return sum((c * w for c, w in zip(parts[1:], weights[1:], strict=True)),
                    parts[0] * weights[0])
-    if r == 1:
-        return q * weights[0]
+    q = p.left_shift(shift) if shift else p
     out = (q * fmpz_poly(weights[::-1])).right_shift(r - 1).deflate(r)
     # deflate keeps its length (L - 1) // r + 1 even when the last coefficient it takes is 0:
     # an unnormalized polynomial, unequal to its normalized twin (found by the property

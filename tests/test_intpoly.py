@@ -122,3 +122,25 @@ def test_cell_sums_are_normalized_when_the_top_cells_sum_to_zero():
     assert out == flint.fmpz_poly([]) and out.length() == 0
     out = cell_sums(flint.fmpz_poly([5, 0, 0, 1]), 2, 0, [1, 0])
     assert out == flint.fmpz_poly([5]) and out.length() == 1
+
+
+def test_cell_sums_without_deflate_regroup_the_same_sums(monkeypatch):
+    # the path taken where FLINT's deflate does not take every r-th coefficient (checked at
+    # import): the residue classes of decimate, against the definition in Python integers
+    import certify.intpoly as ip
+
+    monkeypatch.setattr(ip, "_DEFLATE_TAKES_EVERY_RTH", False)
+    rng = __import__("random").Random(7)
+    for _ in range(60):
+        r = rng.randint(1, 70)
+        shift = rng.randrange(r)
+        coeffs = [rng.getrandbits(rng.choice((1, 80, 170))) for _ in range(rng.randint(0, 90))]
+        weights = [rng.getrandbits(64) for _ in range(r)]
+        got = [int(c) for c in ip.cell_sums(flint.fmpz_poly(coeffs), r, shift, weights).coeffs()]
+        padded = [0] * shift + coeffs
+        cells = [padded[r * J: r * J + r] for J in range((len(padded) + r - 1) // r)]
+        want = [sum(w * c for w, c in zip(weights[: len(cell)], cell, strict=True))
+                for cell in cells]
+        while want and want[-1] == 0:
+            want.pop()
+        assert got == want
