@@ -35,7 +35,7 @@ from flint import arb
 from numeric.composition import Composition, compose
 from numeric.errors import BudgetExceeded
 
-from . import lattice_hetero, lattice_jump, lattice_split
+from . import lattice_hetero, lattice_jump, lattice_memory, lattice_split
 from .bound import Bound
 from .budget import check_deadline, current_deadline
 from .engine import DEFAULT_PRECISION, Endpoint, endpoints, to_arb, workprec
@@ -50,7 +50,7 @@ from .lattice_adaptive import (
     power,
     unit_below,
 )
-from .lattice_grid import bounded_cache, check_params, epsilon_query_bits, grid_range, lattice_terms
+from .lattice_grid import bounded_cache, check_params, epsilon_query_bits, lattice_terms
 from .lattice_hetero import MultiPower, hetero_ops, leaf_lower, leaf_upper
 from .lattice_hetero_ladder import (  # the HETERO_* constants also read from here
     HETERO_COST_OFFSET,  # noqa: F401
@@ -73,10 +73,7 @@ from .lattice_steps import step_assumptions
 __all__ = [
     "DEFAULT_REL_WIDTH",
     "LEVELS",
-    "MEMORY_BUDGET_MIB",
     "check_rel_width",
-    "level_memory_mib",
-    "level_span",
     "target_delta_interval",
     "target_epsilon_interval",
 ]
@@ -113,21 +110,6 @@ ONE_TERM_TAIL_RATIO = lattice_split.TAIL_RATIO
 :data:`certify.lattice_hetero.HETERO_TAIL_RATIO`)."""
 
 _ABS_FLOOR = 0.01  # below this value the target width is absolute: rel_width * 0.01
-
-MEMORY_BUDGET_MIB = 1024.0
-"""Peak memory (MiB) one resolution may need, estimated up front by :func:`level_memory_mib`
-(issue 16: the certified lattice under 1 GiB everywhere on the DP-SGD grid). A finer level
-predicted above it is not tried (the refinement stops with the finished levels' interval and a
-warning); a coarsest level above it raises ``BudgetExceeded`` (a ``NotApplicable``)."""
-
-_MIB_BASE = 60.0  # interpreter, numpy/scipy/flint and the coarser levels' caches (measured)
-_BYTES_PER_UNIT = 300.0
-"""Peak bytes per lattice unit of a one-term composition's single-step block (its span): the
-first squaring of the block at the level's fine unit multiplies polynomials of that length
-(both sides of the lower end), and its 2B-bit product with the copies around the truncation is
-the process's peak. Measured (peak RSS, rate 0.001, sigma 0.8, m = 1e5, delta 1e-10, levels
-(128, 256), (256, 512), (512, 512)): spans 0.82e6, 1.64e6, 3.28e6 units, peaks 311, 559, 1022
-MiB, i.e. ~60 MiB + 290 B per unit."""
 
 A_TARGET = (
     "lattice on adaptive grids: connect-the-dots points chosen by the chord test, composed laws "
@@ -242,7 +224,7 @@ def _law_multi(comp: Composition, res: Resolution, bits: int, direction: str, up
         _, unit, idx, values, tails = _term_points(step, total, res, bits, sigma_m,
                                                    hetero_initial(len(terms), res.single),
                                                    bits + HETERO_EVAL_GUARD)
-        _check_block_memory(step, idx, res)
+        lattice_memory.check_block_memory(step, idx, res)
         evals += len(idx)  # cached or not: the work measure must not depend on the caches
         if up is not None:
             up.push(leaf_upper(step, idx, values, unit, bits, direction, tail_mass, ratio)
@@ -315,7 +297,7 @@ def _method(ups: dict, direction: str) -> str:
 
 def _delta_once(comp: Composition, e: arb, res: Resolution, bits: int,
                 carry: dict | None = None) -> tuple[Bound, int]:
-    r"""One resolution of a delta query. ``carry`` (several terms only): each order's certified
+    r"""One resolution of a delta query. ``carry``: each order's certified
     delta upper end from the coarser levels (an exact ball at the upper end); an order whose
     earlier upper end lies strictly below this level's upper end of another order is not
     recomputed and its earlier value is used. Sound as for :func:`_epsilon_once`: delta of the
@@ -343,6 +325,7 @@ def _delta_once(comp: Composition, e: arb, res: Resolution, bits: int,
     if carry is not None:
         carry.update({d: arb(v.upper()) for d, v in per_up.items() if d in ups})
         carry["win"] = max(per_up, key=lambda k: per_up[k].upper())
+        _mark_computed(carry, ups, res)
     with workprec(DEFAULT_PRECISION):
         win = max(per_up, key=lambda k: per_up[k].upper())
         _, hi = endpoints(arb(per_up[win].upper()))
@@ -354,22 +337,42 @@ def _delta_once(comp: Composition, e: arb, res: Resolution, bits: int,
     lo = endpoints(lo_b)[0] if lo_b > 0 else Endpoint(0, 0)
     inputs = _details(ups, lows, res)
     inputs["per_direction"] = {k: float(v.mid()) for k, v in per_up.items()}
+    _note_carried(inputs, old, ups)
     inputs["per_direction_lower"] = {k: float(v.mid()) for k, v in per_lo.items()}
     lm = f"lattice-test[h={lows[wl].h!r}]" if lo_b > 0 else "trivial"
     return Bound("delta", lo, hi, lm, _method(ups, win), DEFAULT_PRECISION, _assumptions(comp),
                  win, (), inputs), evals
 
 
+def _mark_computed(carry: dict, ups: dict, res: Resolution) -> None:
+    """Record in ``carry`` the resolution each order of ``ups`` was last computed at."""
+    carry.setdefault("res", {}).update({d: (res.single, res.composed) for d in ups})
+
+
+def _note_carried(inputs: dict, carry: dict, ups: dict) -> None:
+    """Provenance of the orders not recomputed at this level: ``inputs["carried_orders"]``
+    maps each to the resolution its carried upper end was computed at."""
+    done = carry.get("res", {})
+    kept = {d: done[d] for d in inputs["per_direction"] if d not in ups and d in done}
+    if kept:
+        inputs["carried_orders"] = kept
+
+
 def _epsilon_once(comp: Composition, target: arb, res: Resolution, bits: int,
                   carry: dict | None = None) -> tuple[Bound, int]:
-    r"""One resolution. ``carry`` (several terms only) holds each order's certified eps upper
-    end from the coarser levels: an order whose earlier upper end lies strictly below this
-    level's upper end of another order is not recomputed, and its earlier value is used. That
-    is sound: the eps of the composition is the max over the orders of their eps, each earlier
-    value is a certified upper end of its order's eps, and the max is then this level's.
+    r"""One resolution. ``carry`` holds each order's certified eps upper end from the coarser
+    levels: an order whose earlier upper end lies strictly below this level's upper end of
+    another order is not recomputed, and its earlier value is used (``inputs["carried_orders"]``
+    names it and the resolution it was computed at). That is sound: the eps of the composition
+    is the max over the orders of their eps, each earlier value is a certified upper end of its
+    order's eps, and the max is then this level's. The upper end is never above the one
+    computing every order here gives (that max includes this level's winning order), and equal
+    to it unless a finer level worsens the skipped order's own upper end. For DP-SGD the order
+    Q||P, far below P||Q, is then computed at the coarsest level only: one of the three composed
+    laws of every finer level (one term: 15-30% of a query's CPU, measured 2026-12-02).
 
-    *Lazy orders* (several terms): when an order's carried upper end is not below, and it lay
-    below the winning order's (:func:`certify.lattice_hetero_ladder.has_margin`: not so for
+    *Lazy orders* (several terms only): when an order's carried upper end is not below, and it
+    lay below the winning order's (:func:`certify.lattice_hetero_ladder.has_margin`: not so for
     symmetric pairs such as the Gaussian, whose two orders are one law), that order is first
     recomputed (upper end only) at the cheaper level ``HETERO_LAZY_STEP`` above the one it was
     last computed at (if that is below this level), its carried value replaced by the smaller
@@ -386,6 +389,8 @@ def _epsilon_once(comp: Composition, target: arb, res: Resolution, bits: int,
 
     def lazy(d: str) -> None:
         at = old.setdefault("at", {})
+        if len(comp.terms) == 1:  # one term: no lazy recomputation (MultiPower's blocks)
+            return
         k = None if here is None or d not in at else min(at[d] + HETERO_LAZY_STEP, here - 1)
         if k is None or k <= at[d] or not has_margin(old, d):
             return
@@ -397,6 +402,7 @@ def _epsilon_once(comp: Composition, target: arb, res: Resolution, bits: int,
         v = epsilon_upper(lat, target)
         if v is not None and (old.get(d) is None or v < old[d]):
             old[d] = v
+            old.setdefault("res", {})[d] = lazy_at[d]
 
     def pick(ups: dict) -> str:
         per.update({d: epsilon_upper(lat, target) for d, lat in ups.items() if d not in per})
@@ -422,12 +428,14 @@ def _epsilon_once(comp: Composition, target: arb, res: Resolution, bits: int,
     if carry is not None:
         carry.update({d: v for d, v in per.items() if d in ups})
         carry.setdefault("at", {}).update({d: here for d in ups if here is not None})
+        _mark_computed(carry, ups, res)
         carry["win"] = max(per, key=lambda k: math.inf if per[k] is None else per[k])
     per_lo = {d: epsilon_lower(lows[d], target) for d in lows}
     wl = max(per_lo, key=lambda k: per_lo[k])
     lo = endpoints(arb(per_lo[wl]))[0]
     inputs = _details(ups, lows, res)
     inputs["per_direction"] = per
+    _note_carried(inputs, old, ups)
     inputs["per_direction_lower"] = per_lo
     if lazy_at:
         inputs["lazy_orders"] = lazy_at
@@ -443,59 +451,6 @@ def _epsilon_once(comp: Composition, target: arb, res: Resolution, bits: int,
         raise ArithmeticError("lattice: lower end above upper end")
     return Bound("epsilon", lo, hi, lm, _method(ups, win), DEFAULT_PRECISION, _assumptions(comp),
                  win, (), inputs), evals
-
-
-# ---------------------------------------------------------------------------------------------
-# memory
-
-
-def level_span(comp: Composition, res: Resolution) -> int:
-    """Largest single-step block of the composition at ``res``, in lattice units: the span
-    ``i1 - i0 + 1`` between the ends of the certified range at the unit of section A of
-    :mod:`certify.lattice_adaptive` (exactly the length of the lower end's single-step
-    sequences; no evaluation of the law)."""
-    span = 0
-    for d in comp.directions:
-        terms, total = lattice_terms(comp, d)
-        for step, _ in terms:
-            lo, hi = grid_range(step, total)
-            unit = unit_below(step.rough_std() / res.single)
-            i0 = math.floor(lo / unit)
-            span = max(span, max(math.ceil(hi / unit), i0 + 2) - i0 + 1)
-    return span
-
-
-def level_memory_mib(comp: Composition, res: Resolution) -> float:
-    """Estimated peak memory (MiB) of one resolution (see :data:`_BYTES_PER_UNIT`). Several
-    terms: the single-step blocks are re-discretized before any product
-    (:class:`certify.lattice_hetero.MultiPower`), so only the base is counted."""
-    if len(comp.terms) > 1:
-        return _MIB_BASE
-    return _MIB_BASE + _BYTES_PER_UNIT * level_span(comp, res) / 2**20
-
-
-def _check_block_memory(step: Any, idx: list[int], res: Resolution) -> None:
-    """Several terms: refuse a single-step block whose span (grid units at this level) would
-    need more than :data:`MEMORY_BUDGET_MIB` at :data:`_BYTES_PER_UNIT` before it is built
-    (its dense masses come before the re-discretization that :func:`level_memory_mib` counts
-    on; fuzz seed 9090: a subsampled Gaussian at rate 6e-8 beside randomized response with
-    eps0 152 exhausted a 2 GiB address space)."""
-    span = idx[-1] - idx[0] + 1
-    need = _MIB_BASE + _BYTES_PER_UNIT * span / 2**20
-    if need > MEMORY_BUDGET_MIB:
-        raise BudgetExceeded(
-            f"lattice: memory budget of {MEMORY_BUDGET_MIB:.0f} MiB: the single-step block of "
-            f"{step!r} spans {span} grid units at resolution {res.single} (about {need:.0f} MiB)")
-
-
-def _check_memory(comp: Composition, res: Resolution) -> None:
-    """Refuse the coarsest level up front when even it exceeds :data:`MEMORY_BUDGET_MIB`."""
-    need = level_memory_mib(comp, res)
-    if need > MEMORY_BUDGET_MIB:
-        raise BudgetExceeded(
-            f"lattice: memory budget of {MEMORY_BUDGET_MIB:.0f} MiB: the coarsest resolution "
-            f"needs about {need:.0f} MiB (one step's privacy loss spans "
-            f"{level_span(comp, res)} grid units; composition {comp!r})")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -553,11 +508,12 @@ def _next_level(i: int, best: Bound, rel: float, evals: float, spent: int, affor
     for j in range(want, i, -1):
         if spent + cost(j) > afford:
             continue
-        if memory is None or memory(j) <= MEMORY_BUDGET_MIB:
+        if memory is None or memory(j) <= lattice_memory.MEMORY_BUDGET_MIB:
             return j, None
         if j == i + 1:
-            return None, (f"the memory budget of {MEMORY_BUDGET_MIB:.0f} MiB affords no finer "
-                          f"grid (the next resolution needs about {memory(j):.0f} MiB)")
+            cap = lattice_memory.MEMORY_BUDGET_MIB
+            return None, (f"the memory budget of {cap:.0f} MiB affords no finer grid (the next "
+                          f"resolution needs about {memory(j):.0f} MiB)")
     return None, (f"the time budget affords no finer grid (the next resolution needs ~"
                   f"{cost(i + 1):.0f} more single-step evaluations, {afford:.0f} are "
                   f"allowed)")
@@ -570,15 +526,16 @@ def _refine(once, comp: Composition, x: arb, rel_width: Any, bits: int | None) -
     afford = (deadline.seconds * EVALS_PER_SECOND if deadline is not None
               else DEFAULT_EVALUATIONS)
     t0 = time.perf_counter()
-    _check_memory(comp, LEVELS[0])
+    lattice_memory.check_memory(comp, LEVELS[0])
 
     def memory(j: int) -> float:
-        return level_memory_mib(comp, LEVELS[j])
+        return lattice_memory.level_memory_mib(comp, LEVELS[j])
 
     best, spent, why, i = None, 0, None, 0
     history: list[tuple] = []  # (level, own relative width, evaluations) of finished levels
-    # several terms: the upper ends of the pair orders carried from level to level
-    extra = {"carry": {}} if len(comp.terms) > 1 else {}
+    # the upper ends of the pair orders carried from level to level (an order whose carried
+    # upper end is below another's at this level is not recomputed: _epsilon_once)
+    extra = {"carry": {}}
     for _ in range(len(LEVELS)):
         res = LEVELS[i]
         try:
@@ -602,7 +559,7 @@ def _refine(once, comp: Composition, x: arb, rel_width: Any, bits: int | None) -
                          merged.direction, out.warnings, out.inputs)
         if not _wide(best, rel):
             break
-        if extra and once is _epsilon_once:
+        if len(comp.terms) > 1 and once is _epsilon_once:
             n = len(comp.terms)
             lower = best.lower_mpf if best.lower.is_finite else -math.inf
             per_order, orders, lazy = next_orders(len(out.inputs.get("h", {})), evals, lower,

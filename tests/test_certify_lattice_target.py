@@ -23,8 +23,10 @@ mp = pytest.importorskip("mpmath")
 from flint import fmpz_poly  # noqa: E402
 from lattice_contract import gdp_delta, laplace_two_fold, rr_delta  # noqa: E402
 
+import certify.lattice_target as lt  # noqa: E402
 from certify.budget import time_budget  # noqa: E402
 from certify.combine import certified_delta, certified_epsilon  # noqa: E402
+from certify.engine import to_arb  # noqa: E402
 from certify.lattice_adaptive import coarsen_lower, coarsen_upper  # noqa: E402
 from certify.lattice_grid import epsilon_query_bits  # noqa: E402
 from certify.lattice_lower import LowerLattice, Seq  # noqa: E402
@@ -34,6 +36,7 @@ from certify.lattice_target import (  # noqa: E402
     target_delta_interval,
     target_epsilon_interval,
 )
+from numeric.composition import compose  # noqa: E402
 from numeric.mechanisms import (  # noqa: E402
     Gaussian,
     Laplace,
@@ -181,6 +184,25 @@ def test_dp_sgd_reaches_the_target_around_the_pld_value(m):
     assert b.inputs["bits"] == 64  # epsilon_query_bits(1e-5)
     for key in ("h", "resolution", "rounding_budget", "seconds", "rel_width_target"):
         assert key in b.inputs
+
+
+@pytest.mark.parametrize("query", ["epsilon", "delta"])
+def test_a_far_lower_order_is_carried_from_the_coarsest_level(query):
+    # DP-SGD: Q||P's eps lies far below P||Q's, so the finer levels compute P||Q only and carry
+    # Q||P's coarsest upper end; the interval is the one every order computed here gives
+    comp = [(PoissonSubsampledGaussian(1.0, 0.01), 1000)]
+    run, once, x = ((target_epsilon_interval, lt._epsilon_once, 1e-5) if query == "epsilon"
+                    else (target_delta_interval, lt._delta_once, 1.0))
+    b = run(comp, x)
+    res = b.inputs["resolution"]
+    assert b.inputs["carried_orders"] == {"Q||P": (lt.LEVELS[0].single, lt.LEVELS[0].composed)}
+    assert set(b.inputs["h"]) == {"P||Q"}
+    level = lt.LEVELS.index(lt.Resolution(res["single"], res["composed"]))
+    assert level > 0
+    full, _ = once(compose(comp), to_arb("x", x), lt.LEVELS[level], b.inputs["bits"])
+    assert set(full.inputs["h"]) == {"P||Q", "Q||P"} and "carried_orders" not in full.inputs
+    assert b.upper_mpf <= full.upper_mpf and full.lower_mpf <= b.lower_mpf
+    assert full.inputs["per_direction"]["Q||P"] <= b.inputs["per_direction"]["Q||P"]
 
 
 @pytest.mark.slow

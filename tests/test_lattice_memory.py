@@ -16,6 +16,7 @@ pytest.importorskip("flint")
 
 from flint import fmpz_poly
 
+import certify.lattice_memory as lmem
 import certify.lattice_target as lt
 from certify.lattice_adaptive import adaptive_lower
 from certify.lattice_grid import cut_rescale, mul_cut_rescale
@@ -80,10 +81,10 @@ def test_level_span_is_the_single_step_length() -> None:
         _, unit, idx, _, tails = lt._term_points(step, total, res, 80, 1.0)
         low = adaptive_lower(step, idx, unit, 80, 1, d, tails)
         assert low.q.offset == idx[0]
-        assert idx[-1] - idx[0] + 1 <= lt.level_span(comp, res)
-    spans = [lt.level_span(comp, r) for r in lt.LEVELS]
+        assert idx[-1] - idx[0] + 1 <= lmem.level_span(comp, res)
+    spans = [lmem.level_span(comp, r) for r in lt.LEVELS]
     assert spans == sorted(spans)  # the finer the level, the longer the blocks
-    assert lt.level_memory_mib(comp, lt.LEVELS[-1]) > lt.level_memory_mib(comp, lt.LEVELS[0])
+    assert lmem.level_memory_mib(comp, lt.LEVELS[-1]) > lmem.level_memory_mib(comp, lt.LEVELS[0])
 
 
 def test_memory_budget_stops_refinement(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -93,13 +94,13 @@ def test_memory_budget_stops_refinement(monkeypatch: pytest.MonkeyPatch) -> None
     fin = free.inputs["resolution"]
     assert lt.LEVELS.index(lt.Resolution(fin["single"], fin["composed"])) > 4
     assert not any("memory budget" in w for w in free.warnings)
-    cap = lt.level_memory_mib(c, lt.LEVELS[2])
-    monkeypatch.setattr(lt, "MEMORY_BUDGET_MIB", cap)
+    cap = lmem.level_memory_mib(c, lt.LEVELS[2])
+    monkeypatch.setattr(lmem, "MEMORY_BUDGET_MIB", cap)
     capped = lt.target_epsilon_interval(comp, 1e-5)
     res = capped.inputs["resolution"]
     level = lt.LEVELS.index(lt.Resolution(res["single"], res["composed"]))
     assert level <= 2
-    assert lt.level_memory_mib(c, lt.LEVELS[level + 1]) > cap  # it stopped for memory only
+    assert lmem.level_memory_mib(c, lt.LEVELS[level + 1]) > cap  # it stopped for memory only
     assert any("memory budget" in w for w in capped.warnings)
     # a coarser final level: a wider interval (both are proven, so they intersect)
     assert capped.lower_mpf <= free.upper_mpf and free.lower_mpf <= capped.upper_mpf
@@ -107,7 +108,7 @@ def test_memory_budget_stops_refinement(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_memory_budget_refuses_coarsest(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(lt, "MEMORY_BUDGET_MIB", 1.0)
+    monkeypatch.setattr(lmem, "MEMORY_BUDGET_MIB", 1.0)
     with pytest.raises(BudgetExceeded, match="memory budget of 1 MiB") as info:
         lt.target_epsilon_interval([(PoissonSubsampledGaussian(1.0, 0.01), 100)], 1e-5)
     assert isinstance(info.value, NotApplicable)
