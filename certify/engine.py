@@ -29,10 +29,12 @@ __all__ = [
     "UndecidableError",
     "adaptive",
     "arb_from_float",
+    "ceil_upper",
     "certainly_less",
     "endpoint_decimal",
     "endpoints",
     "exact_decimal",
+    "floor_lower",
     "iv_workprec",
     "to_arb",
     "to_iv",
@@ -169,6 +171,46 @@ def endpoints(x: arb) -> tuple[Endpoint, Endpoint]:
     mid = m_man << (m_exp - e)
     rad = r_man << (r_exp - e)
     return _normal(mid - rad, e), _normal(mid + rad, e)
+
+
+def _ends_scaled(x: arb) -> tuple[int, int, int]:
+    """(mid, rad, e) with the ball exactly ``[mid - rad, mid + rad] * 2**e`` in Python integers;
+    ArithmeticError for a NaN or non-finite ball."""
+    if not x.is_finite():
+        if x.is_nan():
+            raise ArithmeticError("the enclosure is NaN (an operation left its domain)")
+        raise ArithmeticError("the enclosure is not finite: no integer bound of its end")
+    m_man, m_exp = x.mid().man_exp()
+    r_man, r_exp = x.rad().man_exp()
+    m_man, m_exp, r_man, r_exp = int(m_man), int(m_exp), int(r_man), int(r_exp)
+    e = min(m_exp, r_exp)
+    return m_man << (m_exp - e), r_man << (r_exp - e), e
+
+
+def ceil_upper(x: arb) -> int:
+    r""":math:`\lceil \sup x \rceil` exactly: the least integer at or above every point of the
+    ball (the value of ``ceil_dyadic(endpoints(x)[1])``, in integer arithmetic alone, ~4x faster;
+    the lattices round each single-step mass up with it).
+
+    Raises:
+        ArithmeticError: if the ball is NaN or not finite (an infinite end has no integer bound:
+            ``ceil_dyadic`` of an infinite endpoint read its zero mantissa).
+    """
+    mid, rad, e = _ends_scaled(x)
+    v = mid + rad
+    return v << e if e >= 0 else -((-v) >> (-e))
+
+
+def floor_lower(x: arb) -> int:
+    r""":math:`\lfloor \inf x \rfloor` exactly: the greatest integer at or below every point of
+    the ball (see :func:`ceil_upper`).
+
+    Raises:
+        ArithmeticError: if the ball is NaN or not finite.
+    """
+    mid, rad, e = _ends_scaled(x)
+    v = mid - rad
+    return v << e if e >= 0 else v >> (-e)
 
 
 def _normal(man: int, exp: int) -> Endpoint:

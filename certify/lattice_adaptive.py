@@ -88,13 +88,11 @@ from numeric.errors import NotApplicable
 from numeric.progress import progress
 
 from .budget import check_deadline, require
-from .engine import DEFAULT_PRECISION, endpoints, workprec
+from .engine import DEFAULT_PRECISION, ceil_upper, floor_lower, workprec
 from .intpoly import ceil_div_pow2, cell_sums, decimate
 from .lattice_grid import (
     TRUNC_BITS,
-    ceil_dyadic,
     cut_points,
-    floor_dyadic,
     grid_range,
     sum_above,
     sum_below,
@@ -331,7 +329,7 @@ def upper_atoms(step: LatticeStep, idx: list[int], values: list[arb], unit: floa
             for k in range(n):
                 g = H[k] - t[k] * (H[k + 1] - H[k]) / (t[k + 1] - t[k]) if k < n - 1 else H[k]
                 worst = max(worst, float(g.rad()))
-                tails.append(max(0, min(tails[-1], ceil_dyadic(endpoints(g * scale)[1]))))
+                tails.append(max(0, min(tails[-1], ceil_upper(g * scale))))
         if worst <= 2.0 ** (-bits - 8) or prec >= 4 * (DEFAULT_PRECISION + bits):
             break
         prec *= 2
@@ -391,9 +389,9 @@ def lower_atoms(step: LatticeStep, idx: list[int], unit: float, bits: int,
                 qk = tq[i] - tq[i + 1]
                 rk = (arb(k) * u + arb(tilt)).exp() * (tp[i] - tp[i + 1])
                 worst = max(worst, float(qk.rad()), float(rk.rad()))
-                qs[i] = max(0, floor_dyadic(endpoints(qk * scale)[0]))
-                rs[i] = max(0, ceil_dyadic(endpoints(rk * scale)[1]))
-            q_inf_int = max(0, floor_dyadic(endpoints(q_inf * scale)[0]))
+                qs[i] = max(0, floor_lower(qk * scale))
+                rs[i] = max(0, ceil_upper(rk * scale))
+            q_inf_int = max(0, floor_lower(q_inf * scale))
         if worst <= 2.0 ** (-bits - 8) or prec >= 4 * (DEFAULT_PRECISION + bits):
             break
         prec *= 2
@@ -406,7 +404,7 @@ def lower_atoms(step: LatticeStep, idx: list[int], unit: float, bits: int,
 
 
 def _weights(values: list[arb]) -> list[int]:
-    return [ceil_dyadic(endpoints(v * (1 << _WEIGHT_BITS))[1]) for v in values]
+    return [ceil_upper(v * (1 << _WEIGHT_BITS)) for v in values]
 
 
 def require_coarsen(r: int, points: int) -> None:

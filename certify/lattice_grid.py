@@ -277,14 +277,18 @@ def fold(build, combine, composition: Any, direction: str, h: float | None, bits
 
 
 def ceil_dyadic(e: Endpoint) -> int:
-    """ceil(man * 2^exp) of a finite dyadic endpoint."""
+    """ceil(man * 2^exp) of a finite dyadic endpoint (ArithmeticError for an infinite one)."""
+    if e.inf:
+        raise ArithmeticError("an infinite endpoint has no integer ceiling")
     if e.exp >= 0:
         return e.man << e.exp
     return -((-e.man) >> (-e.exp))
 
 
 def floor_dyadic(e: Endpoint) -> int:
-    """floor(man * 2^exp) of a finite dyadic endpoint."""
+    """floor(man * 2^exp) of a finite dyadic endpoint (ArithmeticError for an infinite one)."""
+    if e.inf:
+        raise ArithmeticError("an infinite endpoint has no integer floor")
     if e.exp >= 0:
         return e.man << e.exp
     return e.man >> (-e.exp)

@@ -20,13 +20,11 @@ from flint import arb, arb_poly, ctx, fmpz, fmpz_poly
 from numeric.mechanisms.base import DIRECTION_PQ
 
 from .budget import check_deadline
-from .engine import DEFAULT_PRECISION, endpoints, workprec
+from .engine import DEFAULT_PRECISION, ceil_upper, floor_lower, workprec
 from .intpoly import ceil_div_pow2
 from .lattice_grid import (
     TRUNC_BITS,
     bounded_cache,
-    ceil_dyadic,
-    floor_dyadic,
     fold,
     grid_range,
     mul_cut_rescale,
@@ -355,9 +353,9 @@ def _lower_single(step: LatticeStep, h: float, bits: int, count: int
                 qk = tq[i] - tq[i + 1]
                 rk = (arb(a + i) * hh + arb(tilt)).exp() * (tp[i] - tp[i + 1])
                 worst = max(worst, float(qk.rad()), float(rk.rad()))
-                qs.append(max(0, floor_dyadic(endpoints(qk * scale)[0])))
-                rs.append(max(0, ceil_dyadic(endpoints(rk * scale)[1])))
-            q_inf_int = max(0, floor_dyadic(endpoints(q_inf * scale)[0]))
+                qs.append(max(0, floor_lower(qk * scale)))
+                rs.append(max(0, ceil_upper(rk * scale)))
+            q_inf_int = max(0, floor_lower(q_inf * scale))
         if worst <= 2.0 ** (-bits - 8) or prec >= 4 * (DEFAULT_PRECISION + bits):
             break
         prec *= 2
@@ -431,7 +429,7 @@ def retilt(low: LowerLattice) -> LowerLattice:
     if not (math.isfinite(g) and abs(g) > _RETILT_MIN):
         return low
     with workprec(DEFAULT_PRECISION):
-        w = ceil_dyadic(endpoints(arb(g).exp() * (1 << _RETILT_BITS))[1])
+        w = ceil_upper(arb(g).exp() * (1 << _RETILT_BITS))
     r = Seq(low.r.offset, ceil_div_pow2(low.r.coeffs * w, _RETILT_BITS),
             -((-low.r.extra * w) >> _RETILT_BITS), low.r.inf)
     tilts = merge_tilts((*low.tilts, (g, 1)))

@@ -144,3 +144,39 @@ def test_cell_sums_without_deflate_regroup_the_same_sums(monkeypatch):
         while want and want[-1] == 0:
             want.pop()
         assert got == want
+
+
+@given(st.integers(-(2**120), 2**120), st.integers(-200, 60), st.integers(0, 2**70),
+       st.integers(-220, 40))
+@settings(max_examples=300, deadline=None)
+def test_integer_ends_of_a_ball_match_exact_rationals(m, me, r, re):
+    # engine.ceil_upper / floor_lower against the ball [mid - rad, mid + rad] in exact rationals
+    # (Fraction), and against the endpoints() path they replace in the lattices
+    from fractions import Fraction
+    from math import ceil, floor
+
+    from certify.engine import ceil_upper, endpoints, floor_lower
+    from certify.lattice_grid import ceil_dyadic, floor_dyadic
+
+    x = flint.arb(flint.arb(m) * flint.arb(2) ** me, flint.arb(r) * flint.arb(2) ** re)
+    (mm, me2), (rm, re2) = x.mid().man_exp(), x.rad().man_exp()
+    mid = Fraction(int(mm)) * Fraction(2) ** int(me2)
+    rad = Fraction(int(rm)) * Fraction(2) ** int(re2)
+    assert ceil_upper(x) == ceil(mid + rad) == ceil_dyadic(endpoints(x)[1])
+    assert floor_lower(x) == floor(mid - rad) == floor_dyadic(endpoints(x)[0])
+
+
+def test_integer_ends_of_a_non_finite_ball_raise():
+    from certify.engine import Endpoint, ceil_upper, floor_lower
+    from certify.lattice_grid import ceil_dyadic, floor_dyadic
+
+    for bad in (flint.arb("nan"), flint.arb("inf"), flint.arb(1, "inf")):
+        with pytest.raises(ArithmeticError):
+            ceil_upper(bad)
+        with pytest.raises(ArithmeticError):
+            floor_lower(bad)
+    # an infinite endpoint once read as its zero mantissa (an upper mass of 0)
+    with pytest.raises(ArithmeticError):
+        ceil_dyadic(Endpoint(inf=1))
+    with pytest.raises(ArithmeticError):
+        floor_dyadic(Endpoint(inf=-1))
