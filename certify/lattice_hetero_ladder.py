@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 __all__ = [
+    "CARRY_KEYS",
     "HETERO_COARSE_SINGLE",
     "HETERO_COST_OFFSET",
     "HETERO_EVAL_GUARD",
@@ -105,6 +106,12 @@ def hetero_initial(n_terms: int, single: int) -> int:
     return HETERO_INITIAL
 
 
+CARRY_KEYS = ("win", "at", "res")
+"""The keys of a refinement's carry that are not pair orders (the carry maps each order to its
+certified upper end): the winning order, the level index each order was last computed at, and
+the resolution each carried value was computed at (``inputs["carried_orders"]``)."""
+
+
 def has_margin(carry: dict, d: str) -> bool:
     """Order d's carried eps upper end lies strictly below the winning order's (a lazy
     recomputation of d may then let a finer level skip it; a work choice only)."""
@@ -134,7 +141,7 @@ def next_orders(computed: int, evals: int, lower: Any, carry: dict, initial_chan
     win = carry.get("win")
     at = carry.get("at", {})
     unsure = [d for d, v in carry.items()
-              if d not in ("win", "at", win) and (v is None or not v < lower)]
+              if d not in (*CARRY_KEYS, win) and (v is None or not v < lower)]
     lazy = tuple(at.get(d, 0) for d in unsure if has_margin(carry, d))
     return per_order, 1.0 + len(unsure) - len(lazy), lazy
 
