@@ -388,9 +388,9 @@ def _epsilon_once(comp: Composition, target: arb, res: Resolution, bits: int,
     lazy_at: dict = {}
 
     def lazy(d: str) -> None:
+        if len(comp.terms) == 1:  # a several-term policy: its work is in that ladder's model
+            return  # (lattice_hetero_ladder.next_orders); one term's model does not count it
         at = old.setdefault("at", {})
-        if len(comp.terms) == 1:  # one term: no lazy recomputation (MultiPower's blocks)
-            return
         k = None if here is None or d not in at else min(at[d] + HETERO_LAZY_STEP, here - 1)
         if k is None or k <= at[d] or not has_margin(old, d):
             return
