@@ -175,6 +175,12 @@ def _ends_scaled(x: arb) -> tuple[int, int, int]:
     m_man, m_exp = x.mid().man_exp()
     r_man, r_exp = x.rad().man_exp()
     m_man, m_exp, r_man, r_exp = int(m_man), int(m_exp), int(r_man), int(r_exp)
+    # an exact ball (or a zero midpoint) keeps its own exponent: aligning with the other part's
+    # exponent 0 would shift by the exponent itself (2^(10^12) is a ball Chernoff meets)
+    if r_man == 0:
+        return m_man, 0, m_exp
+    if m_man == 0:
+        return 0, r_man, r_exp
     e = min(m_exp, r_exp)
     return m_man << (m_exp - e), r_man << (r_exp - e), e
 

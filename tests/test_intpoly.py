@@ -180,3 +180,19 @@ def test_integer_ends_of_a_non_finite_ball_raise():
         ceil_dyadic(Endpoint(inf=1))
     with pytest.raises(ArithmeticError):
         floor_dyadic(Endpoint(inf=-1))
+
+
+def test_ends_of_a_ball_far_from_one_are_not_shifted_out():
+    # an exact ball 2^(10^12) (Chernoff's bounds meet such numbers at 4e14 steps): its ends
+    # keep their own exponent; aligning it with the zero radius's exponent shifted an integer
+    # by 10^12 bits (MemoryError, caught by tests/test_fuzz_findings.py)
+    from certify.engine import Endpoint, ceil_upper, endpoints, floor_lower
+
+    big = flint.arb(2) ** (10**12)
+    assert endpoints(big) == (Endpoint(1, 10**12), Endpoint(1, 10**12))
+    lo, hi = endpoints(flint.arb(0, big))
+    assert lo.man == -hi.man and hi.exp > 10**12 - 64
+    tiny = flint.arb(2) ** (-(10**12))
+    assert endpoints(tiny) == (Endpoint(1, -(10**12)), Endpoint(1, -(10**12)))
+    assert (ceil_upper(tiny), floor_lower(tiny)) == (1, 0)
+    assert (ceil_upper(-tiny), floor_lower(-tiny)) == (0, -1)
