@@ -78,6 +78,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -113,6 +114,7 @@ __all__ = [
     "coarsen_upper",
     "common_unit",
     "compose_tree",
+    "evaluation_memo",
     "lower_atoms",
     "one_term_tail",
     "power",
@@ -188,14 +190,33 @@ def unit_below(x: float) -> float:
     return min(1.0, max(_UNIT_MIN, 2.0 ** math.floor(math.log2(x))))
 
 
+_MEMO_STEPS = 4  # one term: two pair orders (and a query or two before)
+_MEMO_POINTS = 1 << 17  # points kept per step (~40 MB at most in all)
+_memos: OrderedDict = OrderedDict()
+
+
+def evaluation_memo(step: Any, prec: int, tails: bool) -> dict:
+    """The single-step evaluations of ``step`` at Arb precision ``prec`` made so far (keyed by
+    point; :func:`adaptive_points`), for the last few steps: a
+    query's levels evaluate about half of each level's points on the level before."""
+    key = (step, prec, tails)
+    memo = _memos.get(key)
+    if memo is None or len(memo) > _MEMO_POINTS:
+        memo = _memos[key] = {}
+        while len(_memos) > _MEMO_STEPS:
+            _memos.popitem(last=False)
+    _memos.move_to_end(key)
+    return memo
+
+
 # ---------------------------------------------------------------------------------------------
 # A. adaptive single-step points
 
 
 def adaptive_points(step: LatticeStep, total: int, unit: float, tau: float, prec: int,
                     sigma_m: float = math.inf, cap: float = 1.0, tails: dict | None = None,
-                    initial: int = 6, tail_z: float = _Z, tail_mass: float = 1.0
-                    ) -> tuple[list[int], list[arb]]:
+                    initial: int = 6, tail_z: float = _Z, tail_mass: float = 1.0,
+                    memo: dict | None = None) -> tuple[list[int], list[arb]]:
     r"""Sorted lattice indices k (points :math:`k u`) covering the certified range, refined by
     the chord test of section A, and the curve there (Arb balls at precision ``prec``). The
     gap at loss s is weighted by :math:`e^{zx - x^2/2}`, :math:`x = s/\sigma_m`: in a
@@ -224,7 +245,14 @@ def adaptive_points(step: LatticeStep, total: int, unit: float, tau: float, prec
 
     ``initial``: the chord test starts from about :math:`2^{initial-1}..2^{initial}` evenly
     spaced lattice points over the certified range (tightness and work only: any points are
-    valid, Lemma 2 of :mod:`certify.lattice` holds for any increasing points)."""
+    valid, Lemma 2 of :mod:`certify.lattice` holds for any increasing points).
+
+    ``memo``: evaluations already made, keyed by the point :math:`k u` (a float, exact: u is a
+    power of two), for this ``step``, this ``prec`` and this ``tails`` mode only (the caller's
+    key). A finer level's lattice contains the coarser one's points (u halves, the chord test
+    bisects from the same initial points), so about half of its points were evaluated on the
+    level before; the ball of an exact argument at one precision is the same whichever call
+    computes it, so results are bit-identical with or without the memo."""
     lo, hi = grid_range(step, total)
     i0, i1 = math.floor(lo / unit), math.ceil(hi / unit)
     i1 = max(i1, i0 + 2)
@@ -237,11 +265,14 @@ def adaptive_points(step: LatticeStep, total: int, unit: float, tau: float, prec
     floor = arb(_FLOOR) / total
     tail_floor = tail_mass / total
     def at(i: int) -> arb:
-        if tails is None:
-            return step.delta(arb(i) * u)
-        d, tq, tp = step.delta_tails(arb(i) * u)
-        tails[i] = (tq, tp)
-        return d
+        hit = None if memo is None else memo.get(i * unit)
+        if hit is None:
+            hit = (step.delta(arb(i) * u),) if tails is None else step.delta_tails(arb(i) * u)
+            if memo is not None:
+                memo[i * unit] = hit
+        if tails is not None:
+            tails[i] = hit[1:]
+        return hit[0]
 
     with workprec(prec):
         val = {i: at(i) for i in pts}

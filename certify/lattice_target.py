@@ -46,6 +46,7 @@ from .lattice_adaptive import (
     adaptive_lower,
     adaptive_points,
     adaptive_upper,
+    evaluation_memo,
     one_term_tail,
     power,
     unit_below,
@@ -153,18 +154,20 @@ def _term_points(step: Any, total: int, res: Resolution, bits: int, sigma_m: flo
     unit = unit_below(s1 / res.single)
     tau = s1 / (20.0 * res.single**2)
     tails = {} if step.shared_tails else None
-    idx, values = adaptive_points(step, total, unit, tau,
-                                  DEFAULT_PRECISION + bits if prec is None else prec, sigma_m,
-                                  float(res.single) ** 2, tails, initial, *(tail or ()))
+    prec = DEFAULT_PRECISION + bits if prec is None else prec
+    idx, values = adaptive_points(step, total, unit, tau, prec, sigma_m,
+                                  float(res.single) ** 2, tails, initial, *(tail or ()),
+                                  memo=evaluation_memo(step, prec, tails is not None))
     return s1, unit, idx, values, tails
 
 
 @bounded_cache(64)
 def _term_upper(step: Any, count: int, total: int, res: Resolution, bits: int, direction: str,
-                sigma_m: float, tail_mass: float = 0.0):
+                sigma_m: float, tail_mass: float = 0.0, prec: int | None = None):
     """(upper block, evaluations) of one term composed ``count`` times, in a composition whose
-    loss has rough standard deviation ``sigma_m`` (it places the points: section A)."""
-    s1, unit, idx, values, _ = _term_points(step, total, res, bits, sigma_m, 6, None,
+    loss has rough standard deviation ``sigma_m`` (it places the points: section A); ``prec``:
+    the Arb precision of the single-step evaluations (None: ``DEFAULT_PRECISION + bits``)."""
+    s1, unit, idx, values, _ = _term_points(step, total, res, bits, sigma_m, 6, prec,
                                             one_term_tail(tail_mass))
     if SPLIT_TAILS:  # fine core + coarse tails (certify.lattice_split, where the proof is)
         base = leaf_upper(step, idx, values, unit, bits, direction, tail_mass,
@@ -176,9 +179,10 @@ def _term_upper(step: Any, count: int, total: int, res: Resolution, bits: int, d
 
 @bounded_cache(64)
 def _term_lower(step: Any, count: int, total: int, res: Resolution, bits: int, direction: str,
-                sigma_m: float, tail_mass: float = 0.0):
-    """(lower block, evaluations) of one term composed ``count`` times."""
-    s1, unit, idx, _, tails = _term_points(step, total, res, bits, sigma_m, 6, None,
+                sigma_m: float, tail_mass: float = 0.0, prec: int | None = None):
+    """(lower block, evaluations) of one term composed ``count`` times (``prec``: as for
+    :func:`_term_upper`)."""
+    s1, unit, idx, _, tails = _term_points(step, total, res, bits, sigma_m, 6, prec,
                                             one_term_tail(tail_mass))
     if SPLIT_TAILS:  # fine core + coarse tails (certify.lattice_split_lower, the proof)
         base = leaf_lower(step, idx, unit, bits, direction, tails, tail_mass,
@@ -190,14 +194,14 @@ def _term_lower(step: Any, count: int, total: int, res: Resolution, bits: int, d
 
 
 def _law(comp: Composition, res: Resolution, bits: int, direction: str, lower: bool,
-         tail_mass: float = 0.0):
+         tail_mass: float = 0.0, prec: int | None = None):
     """One term: the composed upper (or lower) block of one pair order by binary powering
     (:func:`certify.lattice_adaptive.power`), and the evaluations it took."""
     terms, total = lattice_terms(comp, direction)
     sigma_m = math.sqrt(sum(c * st.rough_std() ** 2 for st, c in terms))
     (step, count), = terms
     build = _term_lower if lower else _term_upper
-    return build(step, count, total, res, bits, direction, sigma_m, tail_mass)
+    return build(step, count, total, res, bits, direction, sigma_m, tail_mass, prec)
 
 
 def _law_multi(comp: Composition, res: Resolution, bits: int, direction: str, upper: bool,
@@ -237,7 +241,7 @@ def _law_multi(comp: Composition, res: Resolution, bits: int, direction: str, up
 
 
 def _laws(comp: Composition, res: Resolution, bits: int, pick, skip=None, first=None,
-          tail_mass: float = 0.0) -> tuple[dict, dict, int]:
+          tail_mass: float = 0.0, prec: int | None = None) -> tuple[dict, dict, int]:
     """Upper blocks in every pair order (``first`` first) except those ``skip(d, ups)`` drops;
     the lower block only in the order ``pick(ups)`` chooses (any single order's test is a
     valid lower bound of the max over orders). Several terms: the first order's lower block is
@@ -253,14 +257,14 @@ def _laws(comp: Composition, res: Resolution, bits: int, pick, skip=None, first=
             if low is not None:
                 lows[d] = low
         else:
-            ups[d], n = _law(comp, res, bits, d, False, tail_mass)
+            ups[d], n = _law(comp, res, bits, d, False, tail_mass, prec)
         evals += n
     d = pick(ups)
     if d not in lows:
         if several:
             _, lows[d], n = _law_multi(comp, res, bits, d, False, True, tail_mass)
         else:
-            lows[d], n = _law(comp, res, bits, d, True, tail_mass)
+            lows[d], n = _law(comp, res, bits, d, True, tail_mass, prec)
         evals += n
     return ups, {d: lows[d]}, evals
 
@@ -296,7 +300,7 @@ def _method(ups: dict, direction: str) -> str:
 
 
 def _delta_once(comp: Composition, e: arb, res: Resolution, bits: int,
-                carry: dict | None = None) -> tuple[Bound, int]:
+                carry: dict | None = None, prec: int | None = None) -> tuple[Bound, int]:
     r"""One resolution of a delta query. ``carry``: each order's certified
     delta upper end from the coarser levels (an exact ball at the upper end); an order whose
     earlier upper end lies strictly below this level's upper end of another order is not
@@ -321,7 +325,7 @@ def _delta_once(comp: Composition, e: arb, res: Resolution, bits: int,
         return True
 
     ups, lows, evals = _laws(comp, res, bits, pick, skip if carry is not None else None,
-                             old.get("win"), tail_mass_for(None))
+                             old.get("win"), tail_mass_for(None), prec)
     if carry is not None:
         carry.update({d: arb(v.upper()) for d, v in per_up.items() if d in ups})
         carry["win"] = max(per_up, key=lambda k: per_up[k].upper())
@@ -359,7 +363,7 @@ def _note_carried(inputs: dict, carry: dict, ups: dict) -> None:
 
 
 def _epsilon_once(comp: Composition, target: arb, res: Resolution, bits: int,
-                  carry: dict | None = None) -> tuple[Bound, int]:
+                  carry: dict | None = None, prec: int | None = None) -> tuple[Bound, int]:
     r"""One resolution. ``carry`` holds each order's certified eps upper end from the coarser
     levels: an order whose earlier upper end lies strictly below this level's upper end of
     another order is not recomputed, and its earlier value is used (``inputs["carried_orders"]``
@@ -423,7 +427,7 @@ def _epsilon_once(comp: Composition, target: arb, res: Resolution, bits: int,
         return True
 
     ups, lows, evals = _laws(comp, res, bits, pick, skip if carry is not None else None,
-                             old.get("win"), tail_mass_for(float(target.upper())))
+                             old.get("win"), tail_mass_for(float(target.upper())), prec)
     evals += lazy_evals[0]
     if carry is not None:
         carry.update({d: v for d, v in per.items() if d in ups})
@@ -491,9 +495,8 @@ def _next_level(i: int, best: Bound, rel: float, evals: float, spent: int, affor
     per_level, cap, slack, growth = (
         (HETERO_WIDTH_PER_LEVEL, HETERO_MAX_JUMP, 0.0, _COST_PER_LEVEL) if several else
         lattice_jump.one_term_model(history, _WIDTH_PER_LEVEL, 6, _COST_PER_LEVEL))
-    if best.upper.is_finite and best.lower.is_finite and best.upper_mpf > 0:
-        ratio = float((best.upper_mpf - best.lower_mpf) / (rel * _scale(best)))
-        x = math.log(max(ratio, 1.0), per_level)
+    x = _levels_to_target(best, rel, per_level)
+    if math.isfinite(x):
         jump = min(cap, max(1, math.ceil(x - (slack if x >= lattice_jump.LONG_JUMP else 0.0))))
     else:
         jump = 1
@@ -519,6 +522,37 @@ def _next_level(i: int, best: Bound, rel: float, evals: float, spent: int, affor
                   f"allowed)")
 
 
+def _levels_to_target(best: Bound, rel: float, per_level: float) -> float:
+    """How many levels above the last one the target needs if the width falls ``per_level``
+    times per level (+inf without finite ends and a positive upper end)."""
+    if not (best.upper.is_finite and best.lower.is_finite and best.upper_mpf > 0):
+        return math.inf
+    ratio = float((best.upper_mpf - best.lower_mpf) / (rel * _scale(best)))
+    return math.log(max(ratio, 1.0), per_level)
+
+
+def _levels_needed(best: Bound, rel: float, history: list[tuple]) -> float:
+    """:func:`_levels_to_target` with the one-term model's factor (the x of
+    :func:`_next_level` for one term)."""
+    per_level = lattice_jump.one_term_model(tuple(history), _WIDTH_PER_LEVEL, 6,
+                                            _COST_PER_LEVEL)[0]
+    return _levels_to_target(best, rel, per_level)
+
+
+def _probe_drop(once, x: arb, first: Bound) -> int:
+    """The bits probe levels may drop (:func:`certify.lattice_jump.probe_drop`), from the
+    rounding diagnostics of the first level (the largest of its upper ends' rounding budgets and
+    lower ends' lost Q-mass) against the delta of the query (an eps query's delta; a delta
+    query's first upper end)."""
+    found = [*first.inputs.get("rounding_budget", {}).values(),
+             *first.inputs.get("lower_q_mass_lost", {}).values()]
+    if once is _epsilon_once:
+        scale = float(x.mid())
+    else:
+        scale = float(first.upper_mpf) if first.upper.is_finite else 0.0
+    return lattice_jump.probe_drop(max(found), scale) if found else 0
+
+
 def _refine(once, comp: Composition, x: arb, rel_width: Any, bits: int | None) -> Bound:
     rel = check_rel_width(rel_width)
     _, b = check_params(None, bits)
@@ -533,13 +567,20 @@ def _refine(once, comp: Composition, x: arb, rel_width: Any, bits: int | None) -
 
     best, spent, why, i = None, 0, None, 0
     history: list[tuple] = []  # (level, own relative width, evaluations) of finished levels
+    probe, drop = False, 0  # a level predicted short of the target; the bits it may drop
+    probed: list[tuple] = []
     # the upper ends of the pair orders carried from level to level (an order whose carried
     # upper end is below another's at this level is not recomputed: _epsilon_once)
-    extra = {"carry": {}}
+    extra: dict[str, Any] = {"carry": {}}
+    if len(comp.terms) == 1:  # one Arb precision on every level, probes included: the
+        extra["prec"] = DEFAULT_PRECISION + b  # single-step evaluations are shared (memo)
     for _ in range(len(LEVELS)):
         res = LEVELS[i]
+        level_bits = lattice_jump.probe_bits(b, drop) if probe else b
+        if probe:
+            probed.append((res.single, res.composed, level_bits))
         try:
-            out, evals = once(comp, x, res, b, **extra)
+            out, evals = once(comp, x, res, level_bits, **extra)
         except BudgetExceeded as exc:
             if best is None:
                 raise
@@ -552,6 +593,8 @@ def _refine(once, comp: Composition, x: arb, rel_width: Any, bits: int | None) -
             history.append((i, float((out.upper_mpf - out.lower_mpf) / _scale(out)), evals))
         if best is None:
             best = out
+            if len(comp.terms) == 1 and lattice_jump.PROBE_BIT_DROP > 0:
+                drop = _probe_drop(once, x, out)
         else:
             merged = best.intersect(out)
             best = Bound(merged.quantity, merged.lower, merged.upper, merged.lower_method,
@@ -570,10 +613,15 @@ def _refine(once, comp: Composition, x: arb, rel_width: Any, bits: int | None) -
         else:
             nxt, why = _next_level(i, best, rel, evals, spent, afford, memory,
                                    len(comp.terms) > 1, history=tuple(history))
+            if nxt is not None and lattice_jump.PROBE_BIT_DROP > 0 and len(comp.terms) == 1:
+                need = _levels_needed(best, rel, history)  # inf: no finite width, no prediction
+                probe = math.isfinite(need) and nxt - i < need - lattice_jump.PROBE_MARGIN
         if nxt is None:
             break
         i = nxt
     inputs = dict(best.inputs)
+    if probed:  # (single, composed, bits) of the probe levels; "bits" is the last level's
+        inputs["probe_levels"] = probed
     inputs.update({"rel_width_target": rel, "seconds": time.perf_counter() - t0,
                    "single_step_evaluations": spent, "work_budget_evaluations": afford})
     warnings = best.warnings

@@ -272,3 +272,76 @@ def test_cli_rel_width_and_certificate_round_trip(capsys, tmp_path):
     assert out["inputs"]["rel_width"] == 1e-3
     lo2, hi2 = Fraction(out["lower"]), Fraction(out["upper"])
     assert lo2 <= hi and lo <= hi2 and hi2 - lo2 <= hi2 / 1000  # both certified: they overlap
+
+
+# --- probe levels and the shared single-step evaluations ------------------------------------
+
+
+def test_probe_bits():
+    from certify.lattice_jump import probe_bits
+    assert [probe_bits(b) for b in (80, 64, 56, 48, 40, 24)] == [64, 48, 40, 40, 40, 24]
+
+
+def test_probe_levels_run_at_fewer_bits_and_the_answer_at_the_query_bits():
+    # a level run only to measure the width's fall computes with 16 fewer bits; the level that
+    # meets the target is at the query's own (epsilon_query_bits(1e-5) = 64)
+    comp = [(PoissonSubsampledGaussian(1.0, 0.01), 100)]
+    b = target_epsilon_interval(comp, 1e-5)
+    res = b.inputs["resolution"]
+    probes = b.inputs["probe_levels"]
+    assert probes and all(bits == 48 for *_, bits in probes)
+    assert (lt.LEVELS[0].single, lt.LEVELS[0].composed) not in [p[:2] for p in probes]
+    assert (res["single"], res["composed"]) not in [p[:2] for p in probes]
+    assert b.inputs["bits"] == 64
+    assert float(b.upper_mpf - b.lower_mpf) <= 1e-4 * float(b.upper_mpf)
+    assert b.lower_mpf <= 0.718037 <= b.upper_mpf  # dp_accounting PLD (certified_grid.md)
+
+
+def test_a_probe_level_is_certified_at_its_bits():
+    # Gaussian: exact delta from GDP; every level's interval at probe bits brackets it
+    sigma, m, eps = 2.0, 10, 0.5
+    comp = compose([(Gaussian(sigma), m)])
+    want = gdp_delta(math.sqrt(m) / sigma, eps)
+    for level in (0, 6):
+        out, _ = lt._delta_once(comp, to_arb("eps", eps), lt.LEVELS[level], 64, carry={},
+                                prec=208)
+        assert out.lower_mpf <= want <= out.upper_mpf
+
+
+def test_shared_evaluations_are_bit_identical(monkeypatch):
+    # adaptive_points with a memo filled by a coarser unit returns the same balls as a fresh
+    # evaluation, and evaluates only the points the memo lacks
+    from certify.lattice_adaptive import adaptive_points, evaluation_memo
+    from certify.lattice_steps import lattice_step
+    from certify.mechanisms.subsampled_gaussian import SubsampledGaussianStep
+
+    step = lattice_step(PoissonSubsampledGaussian(0.8, 0.01))
+    calls = [0]
+    real = SubsampledGaussianStep.delta_tails
+
+    def counted(self, s):
+        calls[0] += 1
+        return real(self, s)
+
+    monkeypatch.setattr(SubsampledGaussianStep, "delta_tails", counted)
+    memo: dict = {}
+    std = step.rough_std()
+    for single in (4, 8):
+        unit = 2.0 ** math.floor(math.log2(std / single))
+        args = (step, 100, unit, std / (20.0 * single**2), 192, 10 * std, single**2.0)
+        tails_memo, tails_fresh = {}, {}
+        adaptive_points(*args, {})  # the certified range's search (cached) is not counted
+        calls[0] = 0
+        idx, vals = adaptive_points(*args, tails_memo, memo=memo)
+        with_memo = calls[0]
+        calls[0] = 0
+        idx2, vals2 = adaptive_points(*args, tails_fresh)
+        assert idx == idx2 and with_memo <= calls[0] == len(idx)
+        for a, c in zip(vals, vals2, strict=True):
+            assert a.mid() == c.mid() and a.rad() == c.rad()
+        for k in idx:
+            for a, c in zip(tails_memo[k], tails_fresh[k], strict=True):
+                assert a.mid() == c.mid() and a.rad() == c.rad()
+    assert with_memo < len(idx)  # the finer unit reused the coarser unit's points
+    assert evaluation_memo(step, 192, True) is evaluation_memo(step, 192, True)
+    assert evaluation_memo(step, 192, True) is not evaluation_memo(step, 208, True)
