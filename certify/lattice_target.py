@@ -531,12 +531,21 @@ def _levels_to_target(best: Bound, rel: float, per_level: float) -> float:
     return math.log(max(ratio, 1.0), per_level)
 
 
-def _levels_needed(best: Bound, rel: float, history: list[tuple]) -> float:
-    """:func:`_levels_to_target` with the one-term model's factor (the x of
-    :func:`_next_level` for one term)."""
-    per_level = lattice_jump.one_term_model(tuple(history), _WIDTH_PER_LEVEL, 6,
-                                            _COST_PER_LEVEL)[0]
-    return _levels_to_target(best, rel, per_level)
+def _is_probe(i: int, nxt: int, best: Bound, rel: float, evals: float, spent: float,
+              afford: float, memory, history: list[tuple]) -> bool:
+    """Whether the one-term ladder's next level ``nxt`` (after level i) is a probe: predicted
+    (by the model of :func:`_next_level`, from a finite width) to stay more than
+    :data:`certify.lattice_jump.PROBE_MARGIN` levels short of the target, with the budgets
+    affording the level after it (else it may be the answer, and keeps the query's bits)."""
+    per_level, _, _, growth = lattice_jump.one_term_model(tuple(history), _WIDTH_PER_LEVEL, 6,
+                                                          _COST_PER_LEVEL)
+    need = _levels_to_target(best, rel, per_level)
+    if not (math.isfinite(need) and nxt - i < need - lattice_jump.PROBE_MARGIN):
+        return False
+    after = min(nxt + 1, len(LEVELS) - 1)
+    cost = evals * (growth ** (nxt - i) + growth ** (after - i))
+    return after > nxt and spent + cost <= afford and (
+        memory(after) <= lattice_memory.MEMORY_BUDGET_MIB)
 
 
 def _probe_drop(once, x: arb, first: Bound) -> int:
@@ -614,8 +623,7 @@ def _refine(once, comp: Composition, x: arb, rel_width: Any, bits: int | None) -
             nxt, why = _next_level(i, best, rel, evals, spent, afford, memory,
                                    len(comp.terms) > 1, history=tuple(history))
             if nxt is not None and lattice_jump.PROBE_BIT_DROP > 0 and len(comp.terms) == 1:
-                need = _levels_needed(best, rel, history)  # inf: no finite width, no prediction
-                probe = math.isfinite(need) and nxt - i < need - lattice_jump.PROBE_MARGIN
+                probe = _is_probe(i, nxt, best, rel, evals, spent, afford, memory, history)
         if nxt is None:
             break
         i = nxt
