@@ -190,22 +190,27 @@ def unit_below(x: float) -> float:
     return min(1.0, max(_UNIT_MIN, 2.0 ** math.floor(math.log2(x))))
 
 
-_MEMO_STEPS = 4  # one term: two pair orders (and a query or two before)
-_MEMO_POINTS = 1 << 17  # points kept per step (~40 MB at most in all)
+_MEMO_POINTS = 1 << 17
+"""Single-step evaluations kept over all steps (~500 bytes each with their Arb limbs, so at most
+about 65 MB): the least recently used steps' memos go first (:func:`evaluation_memo`)."""
 _memos: OrderedDict = OrderedDict()
 
 
 def evaluation_memo(step: Any, prec: int, tails: bool) -> dict:
-    """The single-step evaluations of ``step`` at Arb precision ``prec`` made so far (keyed by
-    point; :func:`adaptive_points`), for the last few steps: a
-    query's levels evaluate about half of each level's points on the level before."""
+    """The single-step evaluations of ``step`` at Arb precision ``prec`` made so far, keyed by
+    point (the ``memo`` of :func:`adaptive_points`; ``tails``: whether they hold the tails): a
+    query's levels evaluate about half of each level's points on the level before. The memos of
+    the least recently used steps are dropped while more than :data:`_MEMO_POINTS` points are
+    kept (one term keeps both pair orders'; a composition of many terms keeps what fits)."""
     key = (step, prec, tails)
-    memo = _memos.get(key)
+    memo = _memos.pop(key, None)
     if memo is None or len(memo) > _MEMO_POINTS:
-        memo = _memos[key] = {}
-        while len(_memos) > _MEMO_STEPS:
-            _memos.popitem(last=False)
-    _memos.move_to_end(key)
+        memo = {}
+    _memos[key] = memo
+    kept = sum(len(m) for m in _memos.values())
+    while kept > _MEMO_POINTS and len(_memos) > 1:
+        _, old = _memos.popitem(last=False)
+        kept -= len(old)
     return memo
 
 

@@ -130,21 +130,25 @@ def one_term_model(history: tuple[tuple, ...], width_per_level: float, max_jump:
     return width_per_level, STALLED_MAX_JUMP if stalled(history) else max_jump, 0.0, growth
 
 
-PROBE_BIT_DROP = 16
+PROBE_BIT_DROP = 8
 """One term: a level the ladder runs only to measure the width's fall (a *probe*: a level
 predicted from a finite width to stay more than :data:`PROBE_MARGIN` levels short of the
-target; the coarsest level, which has no prediction, is not one) computes with up to this many
-fewer fixed-point bits (:func:`probe_drop`, :func:`probe_bits`); 0: every level at the query's
-bits. Its interval is proven like any other (every rounding is directed whatever the bits);
-only its width grows, by the rounding the fewer bits allow. The single-step evaluations keep the
-query's Arb precision, so that finer levels reuse them
-(:func:`certify.lattice_adaptive.evaluation_memo`).
+target, after which the budgets afford another level; the coarsest level, which has no
+prediction, is not one) computes with up to this many fewer fixed-point bits
+(:func:`probe_drop`, :func:`probe_bits`); 0: every level at the query's bits. Its interval is
+proven like any other (every rounding is directed whatever the bits); only its width can grow,
+by the rounding the fewer bits allow, and a wider probe sends the ladder's next jump further
+(more CPU, a narrower answer). The single-step evaluations keep the query's Arb precision, so
+that finer levels reuse them (:func:`certify.lattice_adaptive.evaluation_memo`).
 
-Measured 2026-12-02, level (16, 32), rate 0.01: sigma 1, m = 1e5, delta 1e-5, 64 -> 56 bits:
-the same width (2.2988e-3), CPU 0.33 -> 0.19 s. But where rounding matters the width grows:
-sigma 0.8, m = 1e7, delta 1e-10, 80 -> 72 / 68 / 64 bits: 4.31e-3 -> 6.22e-3 / 7.50e-3 /
-8.86e-3, and on 28 curves measured level by level the 16-bit drop sent two m = 1e7 queries two
-levels past the target (twice the CPU) -- hence :func:`probe_drop`."""
+Measured 2026-12-02 at level (16, 32) (relative widths, full bits -> probe bits): rate 0.01,
+sigma 1, m = 1e5, delta 1e-5, 64 -> 56 bits: 2.2988e-3 both, CPU 0.33 -> 0.19 s (48 bits: the
+same CPU). A drop of 16 was tried first and rejected: rate 0.001, sigma 0.5, m = 1e4, delta
+1e-5: 5.1e-4 -> 2.45e-3 at 48 bits, so the grid run sent it and six others one or two levels
+further (two to 2.1x and 2.5x their CPU); sigma 0.8, m = 1e7, delta 1e-10, 80 -> 72 / 64
+bits: 4.31e-3 -> 6.22e-3 / 8.86e-3. With 8 bits at most and :func:`probe_drop`: 1.00-1.03x on
+the rate-0.001 rows above, 1.13x and 1.29x for sigma 0.5, m = 1e6 (delta 1e-10 and 1e-5), 1.00
+where the first level's rounding allows no drop."""
 PROBE_ROUNDING = 1e-2
 """A probe may drop bits while its rounding (scaled up 2x per bit from the first level's) stays
 below this fraction of the query's delta (:func:`probe_drop`)."""
@@ -159,9 +163,11 @@ def probe_drop(rounding: float, scale: float) -> int:
     diagnostic r (its upper ends' a-priori rounding budgets and lower ends' lost Q-mass, at
     the query's bits; each grows at most 2x per bit dropped, the rest of it -- the range
     truncation -- not at all) and the query's delta s; 0 when either is not a usable number.
-    The first level measured (rate 0.01, r / s): sigma 1, m = 1e5, delta 1e-5: 2.5e-7 (D = 15);
-    sigma 0.5, m = 1e7, delta 1e-5: 1.5e-5 (D = 9); sigma 0.8, m = 1e7, delta 1e-10: 1.1e-2
-    (D = 0)."""
+    The first level measured (rate 0.01, r / s): sigma 1, m = 1e5, delta 1e-5: 2.5e-7 (room
+    for 15 bits); sigma 0.5, m = 1e6, delta 1e-10: 1.1e-3 (D = 3); sigma 0.8, m = 1e7, delta
+    1e-10: 1.1e-2 (D = 0). It does not foresee every probe's rounding (that grows with the
+    level's points and products, and some queries are far more sensitive than others), hence
+    the cap :data:`PROBE_BIT_DROP`."""
     if not (scale > 0 and math.isfinite(scale) and rounding >= 0 and math.isfinite(rounding)):
         return 0
     if rounding == 0:

@@ -277,19 +277,30 @@ def test_cli_rel_width_and_certificate_round_trip(capsys, tmp_path):
 # --- probe levels and the shared single-step evaluations ------------------------------------
 
 
-def test_probe_bits():
-    from certify.lattice_jump import probe_bits
-    assert [probe_bits(b) for b in (80, 64, 56, 48, 40, 24)] == [64, 48, 40, 40, 40, 24]
+def test_probe_bits_and_drop():
+    from certify.lattice_jump import PROBE_BIT_DROP, probe_bits, probe_drop
+    assert PROBE_BIT_DROP == 8
+    assert [probe_bits(b) for b in (80, 64, 48, 44, 40, 24)] == [72, 56, 40, 40, 40, 24]
+    assert [probe_bits(80, d) for d in (0, 5, 16)] == [80, 75, 64]
+    # rounding r 2^D at most 1e-2 of delta, D at most PROBE_BIT_DROP
+    assert probe_drop(1e-12, 1e-5) == PROBE_BIT_DROP
+    assert probe_drop(1.1e-3 * 1e-10, 1e-10) == 3
+    assert probe_drop(2.0**-5 * 1e-2 * 1e-10, 1e-10) == 5
+    assert probe_drop(1.1e-2 * 1e-10, 1e-10) == 0
+    assert probe_drop(0.0, 1e-5) == PROBE_BIT_DROP
+    for bad in (math.nan, math.inf, -1.0):
+        assert probe_drop(bad, 1e-5) == 0 and probe_drop(1e-20, bad) == 0
+    assert probe_drop(1e-20, 0.0) == 0
 
 
 def test_probe_levels_run_at_fewer_bits_and_the_answer_at_the_query_bits():
-    # a level run only to measure the width's fall computes with 16 fewer bits; the level that
+    # a level run only to measure the width's fall computes with 8 fewer bits; the level that
     # meets the target is at the query's own (epsilon_query_bits(1e-5) = 64)
     comp = [(PoissonSubsampledGaussian(1.0, 0.01), 100)]
     b = target_epsilon_interval(comp, 1e-5)
     res = b.inputs["resolution"]
     probes = b.inputs["probe_levels"]
-    assert probes and all(bits == 48 for *_, bits in probes)
+    assert probes and all(bits == 56 for *_, bits in probes)
     assert (lt.LEVELS[0].single, lt.LEVELS[0].composed) not in [p[:2] for p in probes]
     assert (res["single"], res["composed"]) not in [p[:2] for p in probes]
     assert b.inputs["bits"] == 64
