@@ -18,7 +18,9 @@ which. The work budget is counted in single-step evaluations (deterministic: the
 and budget always give the same grid, whatever the machine's load), at
 :data:`EVALS_PER_SECOND` of the active time budget (:mod:`certify.budget`), or
 :data:`DEFAULT_EVALUATIONS` without one; the deadline itself still stops a slow machine, keeping the
-finished levels' answer.
+finished levels' answer. One term: a level run only to measure how fast the width falls (a
+*probe*, :data:`certify.lattice_jump.PROBE_BIT_DROP`) may use a few fixed-point bits fewer than
+the query's; its interval is proven like every other, and ``inputs["probe_levels"]`` lists them.
 
 The result reports the discretization chosen (units, points, resolution), the time spent, the
 a-priori rounding budget of the upper end and the Q-mass lost by the lower end in ``inputs``.
