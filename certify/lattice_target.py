@@ -18,9 +18,8 @@ which. The work budget is counted in single-step evaluations (deterministic: the
 and budget always give the same grid, whatever the machine's load), at
 :data:`EVALS_PER_SECOND` of the active time budget (:mod:`certify.budget`), or
 :data:`DEFAULT_EVALUATIONS` without one; the deadline itself still stops a slow machine, keeping the
-finished levels' answer. One term: a level run only to measure how fast the width falls (a
-*probe*, :data:`certify.lattice_jump.PROBE_BIT_DROP`) may use a few fixed-point bits fewer than
-the query's; its interval is proven like every other, and ``inputs["probe_levels"]`` lists them.
+finished levels' answer. One term: a *probe* level (:data:`certify.lattice_jump.PROBE_BIT_DROP`,
+``inputs["probe_levels"]``) may use fewer fixed-point bits; it is proven like every level.
 
 The result reports the discretization chosen (units, points, resolution), the time spent, the
 a-priori rounding budget of the upper end and the Q-mass lost by the lower end in ``inputs``.
@@ -551,10 +550,9 @@ def _is_probe(i: int, nxt: int, best: Bound, rel: float, evals: float, spent: fl
 
 
 def _probe_drop(once, x: arb, first: Bound) -> int:
-    """The bits probe levels may drop (:func:`certify.lattice_jump.probe_drop`), from the
-    rounding diagnostics of the first level (the largest of its upper ends' rounding budgets and
-    lower ends' lost Q-mass) against the delta of the query (an eps query's delta; a delta
-    query's first upper end)."""
+    """The bits probe levels may drop (:func:`certify.lattice_jump.probe_drop`): the first
+    level's largest rounding budget or lost Q-mass against the query's delta (a delta query's:
+    its first upper end)."""
     found = [*first.inputs.get("rounding_budget", {}).values(),
              *first.inputs.get("lower_q_mass_lost", {}).values()]
     if once is _epsilon_once:
@@ -583,8 +581,8 @@ def _refine(once, comp: Composition, x: arb, rel_width: Any, bits: int | None) -
     # the upper ends of the pair orders carried from level to level (an order whose carried
     # upper end is below another's at this level is not recomputed: _epsilon_once)
     extra: dict[str, Any] = {"carry": {}}
-    if len(comp.terms) == 1:  # one Arb precision on every level, probes included: the
-        extra["prec"] = DEFAULT_PRECISION + b  # single-step evaluations are shared (memo)
+    if len(comp.terms) == 1:  # one Arb precision on every level, probes too (evaluation_memo)
+        extra["prec"] = DEFAULT_PRECISION + b
     for _ in range(len(LEVELS)):
         res = LEVELS[i]
         level_bits = lattice_jump.probe_bits(b, drop) if probe else b
