@@ -497,10 +497,8 @@ def _next_level(i: int, best: Bound, rel: float, evals: float, spent: int, affor
         (HETERO_WIDTH_PER_LEVEL, HETERO_MAX_JUMP, 0.0, _COST_PER_LEVEL) if several else
         lattice_jump.one_term_model(history, _WIDTH_PER_LEVEL, 6, _COST_PER_LEVEL))
     x = _levels_to_target(best, rel, per_level)
-    if math.isfinite(x):
-        jump = min(cap, max(1, math.ceil(x - (slack if x >= lattice_jump.LONG_JUMP else 0.0))))
-    else:
-        jump = 1
+    jump = (min(cap, max(1, math.ceil(x - (slack if x >= lattice_jump.LONG_JUMP else 0.0))))
+            if math.isfinite(x) else 1)
 
     def cost(j: int) -> float:
         if several:
@@ -534,10 +532,9 @@ def _levels_to_target(best: Bound, rel: float, per_level: float) -> float:
 
 def _is_probe(i: int, nxt: int, best: Bound, rel: float, evals: float, spent: float,
               afford: float, memory, history: list[tuple]) -> bool:
-    """Whether the one-term ladder's next level ``nxt`` (after level i) is a probe: predicted
-    (by the model of :func:`_next_level`, from a finite width) to stay more than
-    :data:`certify.lattice_jump.PROBE_MARGIN` levels short of the target, with the budgets
-    affording the level after it (else it may be the answer, and keeps the query's bits)."""
+    """Whether the one-term ladder's next level ``nxt`` is a probe: predicted (model of
+    :func:`_next_level`, finite width) more than ``PROBE_MARGIN`` levels short of the target,
+    the budgets affording the level after it (else it may be the answer: the query's bits)."""
     per_level, _, _, growth = lattice_jump.one_term_model(tuple(history), _WIDTH_PER_LEVEL, 6,
                                                           _COST_PER_LEVEL)
     need = _levels_to_target(best, rel, per_level)
