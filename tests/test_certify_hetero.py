@@ -25,7 +25,12 @@ from lattice_contract import exact_hockey_stick, exact_lattice_composition  # no
 
 from certify.engine import workprec  # noqa: E402
 from certify.lattice_adaptive import UPPER_OPS  # noqa: E402
-from certify.lattice_hetero import multi_power  # noqa: E402
+from certify.lattice_hetero import (  # noqa: E402
+    HORNER_FACTOR,
+    HORNER_MIN_TERMS,
+    MultiPower,
+    multi_power,
+)
 from certify.lattice_measure import LatticePLD  # noqa: E402
 from certify.lattice_target import target_delta_interval, target_epsilon_interval  # noqa: E402
 from certify.mechanisms.subsampled_gaussian import SubsampledGaussianStep  # noqa: E402
@@ -92,6 +97,31 @@ def test_multi_power_without_coarsening_is_the_exact_composition_rounded_up():
             assert want <= got * (1 + mp.mpf(10) ** -25) and got - want <= 1e-17
 
 
+def test_many_terms_run_the_horner_chain_finer():
+    many, few = HORNER_MIN_TERMS, HORNER_MIN_TERMS - 1
+    assert MultiPower([1] * many, [1.0] * many, 4, UPPER_OPS).horner == HORNER_FACTOR > 1
+    assert MultiPower([1] * few, [1.0] * few, 4, UPPER_OPS).horner == 1
+
+
+@pytest.mark.parametrize("per_sigma", [2, 16])
+def test_multi_power_of_many_terms_dominates_the_exact_composition(per_sigma):
+    # enough terms for the finer Horner chain (HORNER_FACTOR), counts with several digit sets
+    rng = random.Random(11)
+    h = 2.0**-5
+    steps = [_random_step(rng, h) for _ in range(HORNER_MIN_TERMS + 2)]
+    counts = [rng.choice((1, 2, 3)) for _ in steps]
+    parts = [(s, c, 0.01 * (1 + i % 7)) for i, (s, c) in enumerate(zip(steps, counts,
+                                                                        strict=True))]
+    out = multi_power(parts, per_sigma, UPPER_OPS)
+    assert out.count == sum(counts)
+    law, total = exact_lattice_composition(list(zip(steps, counts, strict=True)))
+    with mp.workdps(40), workprec(200):
+        for eps in (0.0, 1.0, 3.0, 6.0):
+            want = exact_hockey_stick(law, total, mp.mpf(eps), BITS)
+            got = out.delta_upper(arb(eps))
+            assert mp.mpf(got.upper().str(40, radius=False)) >= want * (1 - mp.mpf(10) ** -30)
+
+
 @pytest.mark.parametrize("bad", [[], [(None, 0, 1.0)], [(None, 2.5, 1.0)], [(None, True, 1.0)]])
 def test_multi_power_rejects_bad_parts(bad):
     with pytest.raises(ValueError):
@@ -110,6 +140,18 @@ def test_distinct_gaussians_bracket_gdp_delta(eps):
     comp = [(Gaussian(s), c) for s, c in zip(SIGMAS, COUNTS, strict=True)]
     b = target_delta_interval(comp, eps, rel_width=1e-3)
     want = _gdp_delta(MU, eps)
+    assert b.lower_mpf <= want <= b.upper_mpf
+    assert b.upper_mpf - b.lower_mpf <= 1e-3 * b.upper_mpf
+
+
+def test_many_distinct_gaussians_bracket_gdp_delta():
+    # HORNER_MIN_TERMS + 10 noise levels: the multi-exponentiation's finer Horner chain
+    sigmas = [2.0 + 0.05 * i for i in range(HORNER_MIN_TERMS + 10)]
+    counts = [1 + i % 5 for i in range(len(sigmas))]
+    mu = math.sqrt(sum(c / s**2 for s, c in zip(sigmas, counts, strict=True)))
+    comp = [(Gaussian(s), c) for s, c in zip(sigmas, counts, strict=True)]
+    b = target_delta_interval(comp, 2.0, rel_width=1e-3)
+    want = _gdp_delta(mu, 2.0)
     assert b.lower_mpf <= want <= b.upper_mpf
     assert b.upper_mpf - b.lower_mpf <= 1e-3 * b.upper_mpf
 

@@ -359,17 +359,17 @@ def test_shared_evaluations_are_bit_identical(monkeypatch):
 
 
 def test_evaluation_memos_keep_a_bounded_number_of_points(monkeypatch):
-    from collections import OrderedDict
-
     import certify.lattice_adaptive as la
     monkeypatch.setattr(la, "_MEMO_POINTS", 10)
-    monkeypatch.setattr(la, "_memos", OrderedDict())
+    monkeypatch.setattr(la, "_memos", la.MemoStore())
     for name in ("a", "b"):
         la.evaluation_memo(name, 192, True).update({float(i): (i,) for i in range(6)})
     assert la.evaluation_memo("a", 192, True)  # a used again: b is now the oldest
     la.evaluation_memo("c", 192, True)  # 12 points kept > 10: the oldest (b) goes
-    assert list(la._memos) == [("a", 192, True), ("c", 192, True)]
+    assert la._memos.keys() == [("a", 192, True), ("c", 192, True)]
+    assert la._memos.kept == 6  # a's six points
     assert len(la.evaluation_memo("a", 192, True)) == 6
     big = la.evaluation_memo("a", 192, True)
     big.update({float(i): (i,) for i in range(20)})
     assert la.evaluation_memo("a", 192, True) == {}  # over the bound alone: emptied
+    assert la._memos.kept == 0  # c holds none, a was emptied
