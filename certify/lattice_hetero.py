@@ -105,11 +105,12 @@ Why: with many terms the chain is a few products among the trees' n - 1, so maki
 costs little, and its error is a large share of the composed laws'. Measured 2026-12-02 (rate
 0.01, sigma 0.8..2.0, 100 steps each, delta 1e-5, P||Q at one level, relative widths):
 100 terms at (64, 64): 2.36e-4 -> 1.75e-4 (factor 2) -> 1.68e-4 (factor 4); at (64, 128),
-where the ladder stops: 9.56e-5 -> 7.92e-5, whole query 6.0 -> 6.3 s (noise level; the same
-levels); 1000 terms under the default work budget, level (32, 64): 6.24e-4 -> 5.2e-4 in the
-same CPU. The trees' share (the floor, :data:`FLOOR_SHARE` 16 or 64 instead of 4) is smaller:
-100 terms at (64, 64) 2.36e-4 -> 2.00e-4 / 1.88e-4, so the floor is unchanged. Below
-``HORNER_MIN_TERMS`` terms (few terms, large counts) the chain is most of the work: factor 1."""
+where the ladder stops: 9.6e-5 -> 7.9e-5, whole query 5.7-5.8 -> 5.9-6.0 s (the same levels);
+1000 terms under the default work budget, level (32, 64): 6.2e-4 -> 5.5e-4 in the same CPU; with
+a larger budget 1000 terms meet 1e-4 a level earlier (benchmarks/results/hetero_82f74fe.md).
+A finer floor (:data:`FLOOR_SHARE` 16 or 64 instead of 4) gains less: 100 terms at (64, 64)
+2.36e-4 -> 2.00e-4 / 1.88e-4, so the floor is unchanged. Below ``HORNER_MIN_TERMS`` terms (few
+terms, large counts) the chain is most of the work: factor 1."""
 
 
 def renormalize_lower(low: LowerLattice) -> LowerLattice:
