@@ -268,3 +268,15 @@ def test_lower_float_search_over_supports_matches_the_dense_search(seed):
         got, k = low.float_profile(eps)
         assert abs(got - float(best)) <= 1e-9 * max(1.0, abs(float(best)))
         assert lo - 1 <= k < hi
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-10**12, 10**12), max_size=60))
+def test_sorted_unique_is_numpys_unique(values):
+    import numpy as np
+
+    from certify.lattice_lower import _sorted_unique
+
+    x = np.array(values, dtype=np.int64)
+    got, want = _sorted_unique(x), np.unique(x)
+    assert got.dtype == want.dtype and got.tolist() == want.tolist()
