@@ -582,7 +582,7 @@ def _refine(once, comp: Composition, x: arb, rel_width: Any, bits: int | None) -
         extra["prec"] = DEFAULT_PRECISION + b
     for _ in range(len(LEVELS)):
         res = LEVELS[i]
-        level_bits = lattice_jump.probe_bits(b, drop) if probe else b
+        level_bits = (lattice_jump.probe_bits if probe else lattice_jump.level_bits)(b, drop)
         if probe:
             probed.append((res.single, res.composed, level_bits))
         try:

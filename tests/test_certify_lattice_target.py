@@ -23,6 +23,7 @@ mp = pytest.importorskip("mpmath")
 from flint import fmpz_poly  # noqa: E402
 from lattice_contract import gdp_delta, laplace_two_fold, rr_delta  # noqa: E402
 
+import certify.lattice_jump as lattice_jump  # noqa: E402
 import certify.lattice_target as lt  # noqa: E402
 from certify.budget import time_budget  # noqa: E402
 from certify.combine import certified_delta, certified_epsilon  # noqa: E402
@@ -181,7 +182,8 @@ def test_dp_sgd_reaches_the_target_around_the_pld_value(m):
     assert hi - lo <= 1e-4 * hi
     assert lo - ROUND <= PLD_EPS[m] <= hi + ROUND
     assert not any("above the target" in w for w in b.warnings)
-    assert b.inputs["bits"] == 64  # epsilon_query_bits(1e-5)
+    # epsilon_query_bits(1e-5) = 64; the levels after the first at SMALL_BITS (one word)
+    assert b.inputs["bits"] == lattice_jump.SMALL_BITS < epsilon_query_bits(1e-5)
     for key in ("h", "resolution", "rounding_budget", "seconds", "rel_width_target"):
         assert key in b.inputs
 
@@ -293,9 +295,9 @@ def test_probe_bits_and_drop():
     assert probe_drop(1e-20, 0.0) == 0
 
 
-def test_probe_levels_run_at_fewer_bits_and_the_answer_at_the_query_bits():
-    # a level run only to measure the width's fall computes with 8 fewer bits; the level that
-    # meets the target is at the query's own (epsilon_query_bits(1e-5) = 64)
+def test_probe_levels_run_at_fewer_bits_and_the_answer_at_small_bits():
+    # a level run only to measure the width's fall computes with 8 fewer bits than the query's
+    # (epsilon_query_bits(1e-5) = 64); the level that meets the target at SMALL_BITS = 60
     comp = [(PoissonSubsampledGaussian(1.0, 0.01), 100)]
     b = target_epsilon_interval(comp, 1e-5)
     res = b.inputs["resolution"]
@@ -303,9 +305,29 @@ def test_probe_levels_run_at_fewer_bits_and_the_answer_at_the_query_bits():
     assert probes and all(bits == 56 for *_, bits in probes)
     assert (lt.LEVELS[0].single, lt.LEVELS[0].composed) not in [p[:2] for p in probes]
     assert (res["single"], res["composed"]) not in [p[:2] for p in probes]
-    assert b.inputs["bits"] == 64
+    assert b.inputs["bits"] == lattice_jump.SMALL_BITS == 60
     assert float(b.upper_mpf - b.lower_mpf) <= 1e-4 * float(b.upper_mpf)
     assert b.lower_mpf <= 0.718037 <= b.upper_mpf  # dp_accounting PLD (certified_grid.md)
+
+
+def test_level_bits():
+    from certify.lattice_jump import SMALL_BITS, level_bits
+    assert SMALL_BITS == 60
+    # SMALL_BITS when the query's bits lie above it by at most the allowed drop
+    assert [level_bits(64, d) for d in (0, 3, 4, 8)] == [64, 64, 60, 60]
+    assert [level_bits(b, 8) for b in (80, 65, 64, 61, 60, 57)] == [80, 65, 60, 60, 60, 57]
+
+
+def test_an_answer_at_small_bits_brackets_gdp():
+    # one Gaussian term at delta 1e-5 (query bits 64): the answer's level runs at 60 bits,
+    # every rounding still directed, so the GDP value stays inside
+    sigma, m, delta = 2.0, 50, 1e-5
+    b = target_epsilon_interval([(Gaussian(sigma), m)], delta)
+    assert b.inputs["bits"] == 60
+    lo, hi = float(b.lower_mpf), float(b.upper_mpf)
+    mu = math.sqrt(m) / sigma
+    assert gdp_delta(mu, lo) >= delta >= gdp_delta(mu, hi)
+    assert hi - lo <= 1e-4 * hi
 
 
 def test_a_probe_level_is_certified_at_its_bits():
