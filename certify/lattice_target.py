@@ -534,7 +534,7 @@ def _is_probe(i: int, nxt: int, best: Bound, rel: float, evals: float, spent: fl
               afford: float, memory, history: list[tuple]) -> bool:
     """Whether the one-term ladder's next level ``nxt`` is a probe: predicted (model of
     :func:`_next_level`, finite width) more than ``PROBE_MARGIN`` levels short of the target,
-    the budgets affording the level after it (else it may be the answer: the query's bits)."""
+    the budgets affording the level after it (else it may be the answer: ``level_bits``)."""
     per_level, _, _, growth = lattice_jump.one_term_model(tuple(history), _WIDTH_PER_LEVEL, 6,
                                                           _COST_PER_LEVEL)
     need = _levels_to_target(best, rel, per_level)
