@@ -18,8 +18,8 @@ which. The work budget is counted in single-step evaluations (deterministic: the
 and budget always give the same grid, whatever the machine's load), at
 :data:`EVALS_PER_SECOND` of the active time budget (:mod:`certify.budget`), or
 :data:`DEFAULT_EVALUATIONS` without one; the deadline itself still stops a slow machine, keeping the
-finished levels' answer. One term: a *probe* level (:data:`certify.lattice_jump.PROBE_BIT_DROP`,
-``inputs["probe_levels"]``) may use fewer fixed-point bits; it is proven like every level.
+finished levels' answer. One term: *probe* levels (``inputs["probe_levels"]``) and the answer's
+(:func:`certify.lattice_jump.level_bits`) may use fewer fixed-point bits; all are proven alike.
 
 The result reports the discretization chosen (units, points, resolution), the time spent, the
 a-priori rounding budget of the upper end and the Q-mass lost by the lower end in ``inputs``.
