@@ -383,3 +383,31 @@ def test_non_positive_factor_fires_and_auto_falls_back(order):
     res = numeric.delta(comp, _EPS_NEG, method="auto", order=order)
     assert res.method in ("certified", "exact")
     assert res.delta > 0.999
+
+
+# Fuzz seed 1206 (two silent wrong answers): near the centre t = -1/2 of a symmetric pair the
+# tilted law is symmetric, every odd order adds nothing, and the r vs r - 1 check at an odd
+# order compared two equal factors while the even orders did not converge: Laplace(29.02) x
+# 38571091 at eps = 2.82 (about 100 standard deviations below the mean) gave 0.9543 at order 3
+# with no warning. Oracle (closed form, Bhattacharyya): 1 - delta(eps) <= e^{eps/2} BC^n with
+# BC = E_P[sqrt(q/p)] = e^{-1/(2b)} (1 + 1/(2b)) for Laplace(b), sensitivity 1; here the bound
+# is e^{-5700}, so delta = 1 to double precision.
+_LAPLACE_CENTRE = (29.022581940295957, 38571091, 2.8198062392564838)
+
+
+def _laplace_one_minus_delta_bound(scale: float, n: int, eps: float) -> float:
+    log_bc = -0.5 / scale + math.log1p(0.5 / scale)
+    return math.exp(0.5 * eps + n * log_bc)
+
+
+@pytest.mark.parametrize("order", [3, 5])
+def test_symmetric_centre_odd_orders_are_flagged(order):
+    scale, n, eps = _LAPLACE_CENTRE
+    assert _laplace_one_minus_delta_bound(scale, n, eps) < 1e-300
+    comp = compose([(Laplace(scale), n)])
+    sp = saddlepoint_delta(comp, eps, order=order)
+    assert sp.details["diagnostics"], sp.warnings
+    assert any(f"orders {order} and {order + 1}" in w for w in sp.warnings)
+    res = numeric.delta(comp, eps, method="auto", order=order)
+    assert res.method != "saddlepoint"
+    assert res.delta >= 1.0 - 1e-12

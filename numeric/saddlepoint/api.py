@@ -21,9 +21,9 @@ from ..errors import NotApplicable
 from ..mechanisms.base import DIRECTION_QP
 from ..results import DeltaResult, EpsilonResult
 from .diagnostics import (
-    CHECK_ORDER,
     accuracy_diagnostics,
     check_points,
+    comparison_order,
     finish,
     is_exact_gaussian,
     point_details,
@@ -91,15 +91,18 @@ def _delta_search(eps: float) -> Generator[Request, dict, Point | SaturatedError
 
 def _check_points(comp, order: int, direction: str, found: dict, size: int,
                   store) -> dict[int, Point]:
-    """The order-2 check points of the usable points of one pair order, in one batch (orders 0
-    and 1 only; :func:`~.diagnostics.accuracy_diagnostics`), keyed by eps index."""
-    if order >= CHECK_ORDER:
+    """The comparison-order points (:func:`~.diagnostics.comparison_order`) at the usable points
+    of one pair order, in one batch (:func:`~.diagnostics.accuracy_diagnostics`), keyed by eps
+    index."""
+    other = comparison_order(order)
+    if other is None:
         return {}
     usable = {i: p for i in range(size) if isinstance(p := found.get((direction, i)), Point)
               and p.factor > 0.0 and p.var > 0.0}
     if not usable:
         return {}
-    pts = check_points(comp, direction == DIRECTION_QP, [p.t for p in usable.values()], store)
+    pts = check_points(comp, direction == DIRECTION_QP, [p.t for p in usable.values()], store,
+                       other)
     return dict(zip(usable, pts, strict=True))
 
 
