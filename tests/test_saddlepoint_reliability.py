@@ -411,3 +411,12 @@ def test_symmetric_centre_odd_orders_are_flagged(order):
     res = numeric.delta(comp, eps, method="auto", order=order)
     assert res.method != "saddlepoint"
     assert res.delta >= 1.0 - 1e-12
+
+
+def test_comparison_orders():
+    from numeric.saddlepoint.points import comparison_order, point_derivatives
+
+    assert [comparison_order(r) for r in range(7)] == [2, 2, 3, 4, 5, 6, None]
+    # the answer's points carry the comparison order's cumulants (r + 3 at r >= 2), one more
+    # derivative for the slope; l_3 and l_4 at every order
+    assert [point_derivatives(r) for r in range(7)] == [5, 5, 6, 7, 8, 9, 9]

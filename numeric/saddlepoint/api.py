@@ -89,20 +89,18 @@ def _delta_search(eps: float) -> Generator[Request, dict, Point | SaturatedError
     return (yield "point", [t])[t].checked()
 
 
-def _check_points(comp, order: int, direction: str, found: dict, size: int,
-                  store) -> dict[int, Point]:
-    """The comparison-order points (:func:`~.diagnostics.comparison_order`) at the usable points
-    of one pair order, in one batch (:func:`~.diagnostics.accuracy_diagnostics`), keyed by eps
-    index."""
-    other = comparison_order(order)
-    if other is None:
+def _check_points(comp, order: int, found: dict, store) -> dict:
+    """The comparison-order points (:func:`~.diagnostics.comparison_order`) at the usable
+    points in ``found`` (keyed by (pair order, index)), both pair orders in one batch
+    (:func:`~.diagnostics.accuracy_diagnostics`), under the same keys."""
+    if comparison_order(order) is None:
         return {}
-    usable = {i: p for i in range(size) if isinstance(p := found.get((direction, i)), Point)
-              and p.factor > 0.0 and p.var > 0.0}
+    usable = {k: p for k, p in found.items()
+              if isinstance(p, Point) and p.factor > 0.0 and p.var > 0.0}
     if not usable:
         return {}
-    pts = check_points(comp, direction == DIRECTION_QP, [p.t for p in usable.values()], store,
-                       other)
+    pts = check_points(comp, [k[0] == DIRECTION_QP for k in usable],
+                       [p.t for p in usable.values()], store, order)
     return dict(zip(usable, pts, strict=True))
 
 
@@ -154,10 +152,10 @@ def saddlepoint_delta(composition, eps: float | np.ndarray, order: int = 2, *,
                 where.append((direction, i))
     points, _ = drive(comp, order, tasks, store)
     found = dict(zip(where, points, strict=True))
+    check = _check_points(comp, order, found, store)
     for direction in comp.directions:
         vals = np.zeros(flat.size)
         det[direction] = []
-        check = _check_points(comp, order, direction, found, flat.size, store)
         for i in range(flat.size):
             p = found.get((direction, i))
             if p is None:
@@ -177,7 +175,7 @@ def saddlepoint_delta(composition, eps: float | np.ndarray, order: int = 2, *,
             for w in [*point_diagnostics(p, direction), *regime_diagnostics(comp, direction),
                       *accuracy_diagnostics(comp, p, direction, order,
                                             direction == DIRECTION_QP, store,
-                                            check=check.get(i)),
+                                            check=check.get((direction, i))),
                       *_resolution(p, float(flat[i]), direction)]:
                 if w not in warns:
                     warns.append(w)
@@ -259,6 +257,8 @@ def saddlepoint_epsilon(composition, delta: float, order: int = 2, *,
               solve_direction(comp, direction, log_target, store, found))
              for direction in comp.directions]
     solved, evals = drive(comp, order, tasks, store)
+    check = _check_points(comp, order, {(direction, 0): p for direction, (_, p, _, _)
+                                        in zip(comp.directions, solved, strict=True)}, store)
     per_dir: dict[str, float] = {}
     for direction, (eps, p, roots, notes), n_eval in zip(comp.directions, solved, evals,
                                                          strict=True):
@@ -268,7 +268,8 @@ def saddlepoint_epsilon(composition, delta: float, order: int = 2, *,
             details["saddlepoint"][direction] = {**point_details(p, roots), "evals": n_eval}
             warns.extend(point_diagnostics(p, direction))
             warns.extend(accuracy_diagnostics(comp, p, direction, order,
-                                              direction == DIRECTION_QP, store, log_target))
+                                              direction == DIRECTION_QP, store, log_target,
+                                              check.get((direction, 0))))
         warns.extend(regime_diagnostics(comp, direction))
     warnings, details["diagnostics"] = finish(comp, warns)  # the one source of the state
     direction = max(per_dir, key=per_dir.get)

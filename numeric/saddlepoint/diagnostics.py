@@ -21,8 +21,7 @@ import numpy as np
 
 from ..cgf import CGFCache
 from ..composition import Composition
-from ..edgeworth import SERIES_ORDERS
-from .points import Point, points_batch
+from .points import CHECK_ORDER, Point, comparison_order, point_derivatives, points_batch
 
 __all__ = [
     "CHECK_ORDER",
@@ -51,7 +50,6 @@ L3_MAX = 0.2
 L4_MAX = 0.1
 ORDER_DISAGREEMENT_MAX = 1e-3
 FEW_SAMPLED_STEPS = 10.0  # sum(rate * m) below this: the "one big step" regime
-CHECK_ORDER = 2  # orders below this are compared with this order, the others with r + 1
 LATTICE_ERROR_MAX = 1e-3  # relative delta error estimated for the lattice (accuracy_diagnostics)
 EPS_ERROR_MAX = 2e-3  # relative eps error estimated from a delta error (accuracy_diagnostics)
 FIRED_NOTE = ("diagnostics fired: the saddlepoint estimate may be inaccurate here; method "
@@ -166,7 +164,7 @@ def accuracy_diagnostics(comp: Composition, p: Point, direction: str, order: int
     errors: list[tuple[str, float]] = []
     other = comparison_order(order)
     if other is not None:
-        q = check if check is not None else check_points(comp, swap, [p.t], cache, other)[0]
+        q = check if check is not None else check_points(comp, swap, [p.t], cache, order)[0]
         errors.append((f"order {order} vs {other}",
                        abs(p.factor - q.factor) / q.factor if q.factor > 0.0 else math.inf))
     if eps_query and order >= CHECK_ORDER:
@@ -201,37 +199,26 @@ def accuracy_diagnostics(comp: Composition, p: Point, direction: str, order: int
     return out
 
 
-def comparison_order(order: int) -> int | None:
-    """The order whose factor checks an order-``order`` answer (:func:`accuracy_diagnostics`).
-
-    Args:
-        order: The Edgeworth order r of the answer.
-
-    Returns:
-        :data:`CHECK_ORDER` below it, else r + 1; None where that order is not registered
-        (the highest order is checked against r - 1 only).
-    """
-    other = max(order + 1, CHECK_ORDER)
-    return other if other in SERIES_ORDERS else None
-
-
-def check_points(comp: Composition, swap: bool, tilts: list[float],
-                 cache: CGFCache, order: int = CHECK_ORDER) -> list[Point]:
-    """The points of order ``order`` at ``tilts`` (one pair order), in one batch.
+def check_points(comp: Composition, swap: bool | list[bool], tilts: list[float],
+                 cache: CGFCache, order: int) -> list[Point]:
+    """The comparison-order points (:func:`~numeric.saddlepoint.points.comparison_order`) of
+    order-``order`` answers at ``tilts``, in one batch, with the answers' CGF derivatives
+    (cached rows).
 
     Args:
         comp: The composition.
-        swap: Whether the pair order is the swapped one.
+        swap: Whether the pair order is the swapped one (one flag, or one per tilt).
         tilts: The tilts.
         cache: The per-mechanism cache.
-        order: The Edgeworth order of the points (the comparison order,
-            :func:`comparison_order`).
+        order: The Edgeworth order of the answers (one with a comparison order).
 
     Returns:
         One point per tilt (see :func:`~numeric.saddlepoint.points.points_batch`).
     """
     t = np.array(tilts, dtype=float)
-    return points_batch(comp, order, np.full(t.size, swap), t, cache)
+    flags = np.broadcast_to(np.asarray(swap, dtype=bool), t.shape).copy()
+    return points_batch(comp, comparison_order(order), flags, t, cache,
+                        point_derivatives(order))
 
 
 def sampled_steps(comp: Composition) -> float:

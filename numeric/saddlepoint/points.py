@@ -33,7 +33,9 @@ from ..edgeworth import SERIES_ORDERS, cumulants_needed
 from ..errors import NotApplicable
 from ..tilted_integrals import d_batch
 
-__all__ = ["Point", "points_batch"]
+__all__ = ["CHECK_ORDER", "Point", "comparison_order", "point_derivatives", "points_batch"]
+
+CHECK_ORDER = 2  # orders below this are compared with this order, the others with r + 1
 
 _SLOPE_STEP = 1e-6  # central-difference step (in t) of the series coefficients c_k(l(t))
 _KRANGE = np.arange(64.0)
@@ -113,8 +115,40 @@ def _coefficients(fn: Callable, lam: dict[int, np.ndarray], size: int,
     return out
 
 
+def comparison_order(order: int) -> int | None:
+    """The order whose factor checks an order-``order`` answer at its tilt
+    (:func:`~numeric.saddlepoint.diagnostics.accuracy_diagnostics`).
+
+    Args:
+        order: The Edgeworth order r of the answer.
+
+    Returns:
+        :data:`CHECK_ORDER` below it, else r + 1; None where that order is not registered
+        (the highest order is checked against r - 1 only).
+    """
+    other = max(order + 1, CHECK_ORDER)
+    return other if other in SERIES_ORDERS else None
+
+
+def point_derivatives(order: int) -> int:
+    """The CGF derivatives evaluated per tilt for an order-``order`` answer: its own cumulants
+    and those of its comparison order (:func:`comparison_order`), so that the check at the
+    answer's tilt finds its CGF rows in the cache; l_3 and l_4 (the diagnostics' inputs) at
+    every order; one more for the slope.
+
+    Args:
+        order: The Edgeworth order r of the answer.
+
+    Returns:
+        The number n of derivatives K^(1..n) (:func:`~numeric.cgf.composed_cgf_batch`).
+    """
+    other = comparison_order(order)
+    need = max(4, cumulants_needed(order), 0 if other is None else cumulants_needed(other))
+    return need + 1
+
+
 def points_batch(comp: Composition, order: int, swap: np.ndarray, t: np.ndarray,
-                  cache: CGFCache) -> list[Point]:
+                  cache: CGFCache, derivatives: int | None = None) -> list[Point]:
     """Saddlepoint points at the tilts ``t`` (row i in the swapped order if swap[i]).
 
     Args:
@@ -123,6 +157,9 @@ def points_batch(comp: Composition, order: int, swap: np.ndarray, t: np.ndarray,
         swap: Bool per row: the swapped pair order.
         t: Tilts (1-D float array).
         cache: The per-mechanism cache (CGF rows).
+        derivatives: The CGF derivatives to evaluate (:func:`point_derivatives` of ``order``
+            by default; at least ``cumulants_needed(order) + 1``): the checks of an answer pass
+            the answer's, so that they reuse its cached rows.
 
     Returns:
         One :class:`Point` per tilt; where K''(t) is not positive, a point with only t, eps and
@@ -130,8 +167,12 @@ def points_batch(comp: Composition, order: int, swap: np.ndarray, t: np.ndarray,
     """
     # l_3 and l_4 are the diagnostics' inputs at every order (at orders 0 and 1 the series
     # itself needs fewer: without them a far-from-normal tilted law passed unflagged)
-    need = max(4, cumulants_needed(order))
-    k0, d = composed_cgf_batch(comp, swap, t, need + 1, cache)
+    n = point_derivatives(order) if derivatives is None else derivatives
+    need = n - 1
+    if need < max(4, cumulants_needed(order)):
+        raise ValueError(f"derivatives must be at least {max(4, cumulants_needed(order)) + 1} "
+                         f"at order {order}, got {derivatives!r}")
+    k0, d = composed_cgf_batch(comp, swap, t, n, cache)
     ok = d[:, 1] > 0.0
     if ok.all():
         return _points_of_rows(order, need, t, k0, d)
