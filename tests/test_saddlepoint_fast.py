@@ -520,16 +520,26 @@ def test_pair_orders_whose_diagnostics_pass_are_always_refined_fully(terms):
 def test_shortcuts_do_not_move_the_result(log_sigma, log_rate, log_m, log_delta):
     """Guessed grids, the extrapolated last step, the early stop of a dominated flagged pair
     order and the caches only save evaluations: against a search without any of them the
-    reported eps agrees to 1e-9 (randomized DP-SGD compositions, flagged or not)."""
+    reported eps agrees to 1e-9 (randomized DP-SGD compositions, flagged or not); where one
+    raises NotApplicable the other raises the same."""
     comp = compose([(PSG(10.0 ** log_sigma, 10.0 ** log_rate), round(10.0 ** log_m))])
     delta = 10.0 ** log_delta
-    fast = saddlepoint_epsilon(comp, delta)
+    try:
+        fast = saddlepoint_epsilon(comp, delta)
+    except NotApplicable as exc:  # the shortcuts must not change whether the method applies
+        fast = exc
     saved = (refine._EXTRAPOLATE, refine._DOMINATED_WIDTH, search._likely_brackets)
     try:
         refine._EXTRAPOLATE, refine._DOMINATED_WIDTH = 0.0, 0.0
         search._likely_brackets = lambda *args: []
         plain = saddlepoint_epsilon(comp, delta, cache=False)
+    except NotApplicable as exc:
+        plain = exc
     finally:
         refine._EXTRAPOLATE, refine._DOMINATED_WIDTH, search._likely_brackets = saved
+    if isinstance(fast, NotApplicable) or isinstance(plain, NotApplicable):
+        assert isinstance(fast, NotApplicable) and isinstance(plain, NotApplicable), (fast, plain)
+        assert str(fast) == str(plain)
+        return
     assert fast.epsilon == pytest.approx(plain.epsilon, rel=1e-9)
     assert fast.direction == plain.direction or _rel(*fast.per_direction.values()) < 1e-9

@@ -420,3 +420,31 @@ def test_comparison_orders():
     # the answer's points carry the comparison order's cumulants (r + 3 at r >= 2), one more
     # derivative for the slope; l_3 and l_4 at every order
     assert [point_derivatives(r) for r in range(7)] == [5, 5, 6, 7, 8, 9, 9]
+
+
+# A probe (2026-12-03): P||Q returned eps = 0 because the order-0 delta(0) at the eps = 0 tilt
+# (t_0 = -0.497, s = 144: the weight lives ~71 standard deviations out, where the series is
+# broken) was 1.9e-15 for a true ~1, although its delta crosses the target at t = 0.027; the
+# reported max was Q||P's 10723.03, 2.7% low, with no diagnostic at order 0. The search now
+# scans for a larger root before it accepts eps = 0, and a broken order comparison fires.
+# Oracle: certify's lattice (Arb balls; intervals from certify.certified_epsilon at time budget
+# 8 s, and benchmarks/results/certified_grid.md at commit 59257b5, target width 1e-4).
+_ZERO_TILT_BROKEN = [
+    (3.0290950499674425, 0.43796976674509847, 982357, 4.0399628866311175e-05,
+     11018.504981161095, 11018.888695200749),
+    (0.5, 0.01, 1_000_000, 1e-5, 1617.4352367, 1617.4668288),
+    (0.8, 0.1, 100_000, 1e-10, 1724.3138056, 1724.4043814),
+]
+
+
+@pytest.mark.parametrize(("sigma", "rate", "m", "delta", "lower", "upper"), _ZERO_TILT_BROKEN)
+@pytest.mark.parametrize("order", [0, 2])
+def test_a_broken_eps_zero_tilt_does_not_hide_the_root(sigma, rate, m, delta, lower, upper,
+                                                       order):
+    comp = compose([(PoissonSubsampledGaussian(sigma, rate), m)])
+    sp = saddlepoint_epsilon(comp, delta, order=order)
+    assert sp.direction == "P||Q"
+    # order 2 inside the certified interval; order 0 within 1e-4 of it (1617.4813 against
+    # [1617.4352, 1617.4668] for the second row: an estimate, unflagged at 1e-5 relative)
+    assert _off(sp.epsilon, lower, upper) <= (1e-9 if order == 2 else 1e-4)
+    assert sp.details["saddlepoint"]["P||Q"]["roots"] >= 1

@@ -32,6 +32,7 @@ __all__ = [
     "L4_MAX",
     "LATTICE_ERROR_MAX",
     "ORDER_DISAGREEMENT_MAX",
+    "SERIES_BROKEN",
     "accuracy_diagnostics",
     "atomic_phase_error",
     "check_points",
@@ -54,6 +55,7 @@ ORDER_DISAGREEMENT_MAX = 1e-3
 FEW_SAMPLED_STEPS = 10.0  # sum(rate * m) below this: the "one big step" regime
 LATTICE_ERROR_MAX = 1e-3  # relative delta error estimated for the lattice (accuracy_diagnostics)
 EPS_ERROR_MAX = 2e-3  # relative eps error estimated from a delta error (accuracy_diagnostics)
+SERIES_BROKEN = 0.5  # an order comparison this far apart: the series itself is broken
 FIRED_NOTE = ("diagnostics fired: the saddlepoint estimate may be inaccurate here; method "
               "'auto' falls back to a certified or exact answer")
 
@@ -236,7 +238,15 @@ def accuracy_diagnostics(comp: Composition, p: Point, direction: str, order: int
       the threshold well below 1%); Laplace(10) x 100, estimate 3.5e-3, observed 6e-6 (its
       continuous part smooths the atoms: conservative there).
 
-    For eps(delta) (``log_target`` given) a relative delta error e moves the root by
+    For eps(delta) (``log_target`` given), an order comparison that differs by more than
+    :data:`SERIES_BROKEN` (relative) fires whatever its effect on eps: the series is then not in
+    its asymptotic regime, and the difference no estimate of the error (found by a probe,
+    2026-12-03: SG(3.03, 0.438) x 982357 at delta 4e-5, order 0; at the eps = 0 tilt
+    t = -0.497, 71 tilted standard deviations from where the weight lives, the order-0 delta(0)
+    was 1.9e-15 against a true ~1 and the order-2 factor 593 times the order-0 one, but the
+    margin test below, |F_0 - F_2|/F_2 = 0.998 against a margin of e^{23.8}, let eps = 0 stand
+    for P||Q: the answer, the other order's 10723.03, was 2.7% below the certified
+    [11018.50, 11018.89]). Otherwise a relative delta error e moves the root by
     :math:`\log(1 + e)/|\partial_\varepsilon\log\delta_r|` with
     :math:`\partial_\varepsilon\log\delta_r = \text{slope}/K''(t)` (eps = K'(t)); relative
     to eps this is fired above :data:`EPS_ERROR_MAX` (near eps = 0 a small delta error moves eps
@@ -283,6 +293,11 @@ def accuracy_diagnostics(comp: Composition, p: Point, direction: str, order: int
             out.append(f"{direction}: orders {order} and {other} disagree by {e:.2e} "
                        "(relative) at the saddlepoint")
         return out
+    broken = next(((what, e) for what, e in errors
+                   if what.startswith("order") and not e <= SERIES_BROKEN), None)
+    if broken is not None:  # no asymptotic regime: the estimate of its error means nothing
+        return [f"{direction}: the Edgeworth series does not converge at the saddlepoint "
+                f"t={p.t:.4g} (s={p.s:.3g}; {broken[0]} differ by {broken[1]:.2g} relative)"]
     if log_target is not None and p.log_delta < log_target:  # the answer eps = 0
         margin = log_target - p.log_delta
         return [f"{direction}: eps = 0 rests on delta(0) below the target by a relative "

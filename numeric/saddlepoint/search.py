@@ -219,9 +219,13 @@ def _solve_direction_inner(comp: Composition, direction: str, log_target: float,
             if closed_form(comp) and math.isfinite(guess) and guess > t0 else [])
     pts = yield "point", [t0, *cands, *(y for ts in grids.values() for y in ts[1:-1]), *near]
     p0 = pts[t0].checked()
-    if p0.factor > 0.0 and p0.log_delta <= log_target:
-        return 0.0, p0, 0, notes
-    # (a non-positive factor at eps = 0 -- deep negative tilt, delta near 1 -- is not a root)
+    # eps = 0 when delta(0) is at or below the target -- and no larger root exists: the scan
+    # below still runs, since delta(0) comes from the eps = 0 tilt, where |t_0| s can be large
+    # and the series broken (probe 2026-12-03: SG(3.03, 0.438) x 982357, t_0 = -0.497,
+    # s = 144: order 0 gave delta(0) = 1.9e-15 for a true ~1, so eps = 0 was returned for P||Q
+    # although its delta crosses 4e-5 at t = 0.027, eps = 11018.7). A non-positive factor at
+    # eps = 0 -- deep negative tilt, delta near 1 -- is not a root either.
+    zero = p0.factor > 0.0 and p0.log_delta <= log_target
 
     def g(p: Point) -> float:
         return p.checked().log_delta - log_target
@@ -249,6 +253,8 @@ def _solve_direction_inner(comp: Composition, direction: str, log_target: float,
     if missing:
         pts.update((yield "point", missing))
     above = [g(pts[x]) > 0.0 for x in ts]
+    if zero and not any(above):
+        return 0.0, p0, 0, notes
     if not any(above):
         # the surrogate never exceeds the target, but it is not positive at eps = 0: eps = 0
         # would be right only if delta(0) <= delta, which the broken-down expansion cannot tell
