@@ -123,9 +123,9 @@ def lattice_phase_error(t: float, h: float) -> float:
 
     .. math::
 
-        S(\phi) = h\Bigl[rac{e^{-t\phi}}{1 - e^{-th}}
-                  - rac{e^{-(t+1)\phi}}{1 - e^{-(t+1)h}}\Bigr]
-        \quad	ext{against}\quad \int_0^\infty w_t = rac{1}{t} - rac{1}{t+1},
+        S(\phi) = h\Bigl[\frac{e^{-t\phi}}{1 - e^{-th}}
+                  - \frac{e^{-(t+1)\phi}}{1 - e^{-(t+1)h}}\Bigr]
+        \quad\text{against}\quad \int_0^\infty w_t = \frac{1}{t} - \frac{1}{t+1},
 
     and the estimate is :math:`\max_\phi |S(\phi)/\int w_t - 1|` over 32 phases (about th/2 for
     small th: the first-order term the Euler-Maclaurin estimate (h/s)^2/12, built for ts small,
@@ -169,7 +169,7 @@ def atomic_phase_error(comp: Composition, t: float, swap: bool, cache: CGFCache)
     (e.g. RR(1.867) and RR(0.9335): g = 1.867), tiny when the spans are incommensurate and
     the terms have many steps (RR(1.867) x 5000 + RR(1.5) x 800: the saddlepoint delta was
     0.07% off, no lattice left). The estimate is the largest
-    :math:`	ext{lattice\_phase\_error}(t, g)\,|\phi_S(2\pi/g)|` over the candidate spacings
+    :math:`\text{lattice\_phase\_error}(t, g)\,|\phi_S(2\pi/g)|` over the candidate spacings
     :math:`g = h_i / j`, j = 1 .. :data:`_PHASE_HARMONICS` (the fundamental's term of the
     Poisson sum; an *estimate*).
 
