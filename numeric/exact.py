@@ -118,9 +118,15 @@ def exact_epsilon(composition, delta: float) -> EpsilonResult:
     kind, param, steps = exact_family_of(comp)
     d = comp.delta_part
     warns: tuple[str, ...] = ()
-    if delta <= d:
+    if delta < d or (delta == d and kind == "gaussian"):
         eps = math.inf
         warns = (f"delta={delta!r} is not above the delta part {d!r}: no finite epsilon",)
+    elif delta == d:
+        # the pure part's delta must be 0: it is from the largest privacy loss n eps0 on
+        # (found by the fuzz: ApproxDP(0, 1e-300) x 1 at delta 1e-300 gave inf, certified [0, 0])
+        eps = 0.0 if steps == 0 else param * steps
+        warns = (f"delta={delta!r} equals the delta part: eps is the pure part's largest "
+                 "privacy loss, where its delta vanishes",)
     else:
         target = (delta - d) / (1.0 - d)
         if kind == "gaussian":
