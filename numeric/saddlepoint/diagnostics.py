@@ -19,8 +19,8 @@ import math
 
 import numpy as np
 
-from ..cgf import CGFCache, composed_cgf_batch
-from ..composition import Composition, compose
+from ..cgf import CGFCache
+from ..composition import Composition
 from .points import CHECK_ORDER, Point, comparison_order, point_derivatives, points_batch
 
 __all__ = [
@@ -155,7 +155,7 @@ _PHASE_HARMONICS = 8  # candidate lattice spacings: every span divided by 1 .. t
 _PHASE_NEGLIGIBLE = 1e-6  # composed characteristic functions below this are not a lattice
 
 
-def atomic_phase_error(comp: Composition, t: float, swap: bool, cache: CGFCache) -> float:
+def atomic_phase_error(comp: Composition, t: float, swap: bool) -> float:
     r"""The lattice phase error (:func:`lattice_phase_error`) of a purely atomic composition
     at tilt t, at its lattice spacing: 0 unless every term is a two-point law
     (``purely_atomic``) and t > 0.
@@ -177,20 +177,19 @@ def atomic_phase_error(comp: Composition, t: float, swap: bool, cache: CGFCache)
         comp: The composition.
         t: The tilt (pair order given by ``swap``).
         swap: Whether the pair order is the swapped one.
-        cache: The per-mechanism cache (for the terms' tilted variances).
 
     Returns:
         The estimated relative error of delta (>= 0).
     """
     if not (t > 0.0 and all(m.purely_atomic for m, _ in comp.terms)):
         return 0.0
+    arg = np.array([-1.0 - t if swap else t])  # the swapped pair's K(t) is K(-1 - t); K'' even
     terms = []
     for m, count in comp.terms:
         span = m.pllr_sup() - m.pllr_inf()
         if not (span > 0.0 and math.isfinite(span)):
             continue
-        _, d = composed_cgf_batch(compose([(m, 1)]), np.array([swap]), np.array([t]), 2, cache)
-        pq = min(0.25, max(0.0, float(d[0, 1]) / (span * span)))  # p (1 - p)
+        pq = min(0.25, max(0.0, float(m.cgf_batch(arg, 2)[1][0, 1]) / (span * span)))  # p(1-p)
         terms.append((span, pq, count))
     best = 0.0
     log_floor = math.log(_PHASE_NEGLIGIBLE)
@@ -280,7 +279,7 @@ def accuracy_diagnostics(comp: Composition, p: Point, direction: str, order: int
         errors.append((f"orders {order} vs {order - 1}", p.disagreement))
     h = lattice_span(comp)
     if h > 0.0:
-        lat = max((h / p.s) ** 2 / 12.0, atomic_phase_error(comp, p.t, swap, cache))
+        lat = max((h / p.s) ** 2 / 12.0, atomic_phase_error(comp, p.t, swap))
         errors.append(("lattice", lat))
         if not eps_query and lat > LATTICE_ERROR_MAX:
             return [f"{direction}: atoms of spacing up to {h:.3g} against the tilted standard "
