@@ -3,7 +3,8 @@
 ::
 
     edgeworth epsilon --mechanism NAME [--sigma S] [--scale B] [--eps0 E] [--delta0 D0]
-        [--rate Q] [--sensitivity D] --steps M --delta D [--method M] [--order K] [--json]
+        [--rate Q] [--sensitivity D] --steps M --delta D [--method M] [--order K] [--rel-width R]
+        [--time-budget S] [--json]
     edgeworth delta   (same flags, --eps E instead of --delta)
     edgeworth epsilon|delta --spec FILE ...      (a TOML composition, see numeric.spec)
     edgeworth demo
@@ -118,6 +119,9 @@ def _add_query(sub, name: str, target: str, help_text: str) -> None:
     p.add_argument("--order", type=int, default=2, help="Edgeworth order (aea, saddlepoint, auto)")
     p.add_argument("--rel-width", type=float, default=None, metavar="R",
                    help="requested relative width of certified discretized methods (default 1e-4)")
+    p.add_argument("--time-budget", type=_real("--time-budget"), default=None,
+                   metavar="SECONDS", help="seconds the certified and auto methods may spend "
+                   "(certified: also its work budget; default: none, the built-in work budget)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--quiet", action="store_true",
                    help="no progress display on stderr (shown only on a terminal, not with --json)")
@@ -180,6 +184,10 @@ def _run_query(args) -> int:
     opts = {"order": args.order} if "order" in METHODS[args.method].options else {}
     if args.rel_width is not None and "rel_width" in METHODS[args.method].options:
         opts["rel_width"] = args.rel_width
+    if args.time_budget is not None:
+        if "time_budget" not in METHODS[args.method].options:
+            raise ValueError(f"--time-budget: method {args.method!r} takes no time budget")
+        opts["time_budget"] = float(args.time_budget)
     if args.query == "epsilon":
         res = epsilon_by_method(comp, float(args.delta), args.method, **opts)
         inputs["delta"] = float(args.delta)
