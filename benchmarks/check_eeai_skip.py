@@ -2,10 +2,12 @@
 
 Run:  python benchmarks/check_eeai_skip.py
 
-``certified`` without a time budget runs the lattice before the EEAI and skips the EEAI once the
-lattice interval is within :data:`certify.combine.EEAI_AFTER_LATTICE` (issue 16). This script
-answers 87 eps and delta queries (DP-SGD at three rates, Laplace, mixtures of randomized
-response, approximate DP, Gaussian, Laplace and subsampled Gaussians) twice in one process:
+``certified`` without a time budget runs the lattice before the EEAI and, for at least
+:data:`certify.combine.EEAI_SKIP_TERMS` distinct terms, skips the EEAI once the lattice interval
+is within :data:`certify.combine.EEAI_AFTER_LATTICE` (issue 16). This script answers 103 eps and
+delta queries (DP-SGD at three rates, Laplace, mixtures of randomized response, approximate DP,
+Gaussian, Laplace and subsampled Gaussians, and four compositions of 20-30 distinct terms)
+twice in one process:
 with the skip, and with the EEAI always run (the threshold set below every width). It prints
 every query whose interval differs (a skip may only widen one) and those whose end is named
 after another method (a tie); then the same for Chernoff, which is *not* skipped (to show why).
@@ -30,7 +32,7 @@ from numeric.mechanisms import (
 
 
 def queries() -> list[tuple[str, str, list, float]]:
-    """(kind, name, composition, delta or eps) of the 87 queries."""
+    """(kind, name, composition, delta or eps) of the 103 queries."""
     sg, rr = PoissonSubsampledGaussian, RandomizedResponse
     out = []
     for q in (0.001, 0.01, 0.1):
@@ -49,7 +51,11 @@ def queries() -> list[tuple[str, str, list, float]]:
              "Lap(5)x40+SG(1,0.02)x500": [(Laplace(5.0), 40), (sg(1.0, 0.02), 500)],
              "RR(0.5)x300+ADP(0.3,1e-9)x100": [(rr(0.5), 300), (ApproxDP(0.3, 1e-9), 100)],
              "Lap(1)x3+Lap(2)x2": [(Laplace(1.0), 3), (Laplace(2.0), 2)]}
-    for name, comp in mixes.items():
+    many = {"20 SG levels x100": [(sg(0.8 + 1.2 * i / 19, 0.01), 100) for i in range(20)],
+            "20 SG levels x10^4": [(sg(0.8 + 1.2 * i / 19, 0.01), 10**4) for i in range(20)],
+            "25 Laplace scales x10": [(Laplace(1.0 + i / 6), 10) for i in range(25)],
+            "30 RR levels x1000": [(rr(0.05 + 0.01 * i), 1000) for i in range(30)]}
+    for name, comp in {**mixes, **many}.items():
         for d in (1e-3, 1e-6, 1e-10):
             out.append(("eps", name, comp, d))
         out.append(("delta", name, comp, 2.0))

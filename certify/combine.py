@@ -11,10 +11,11 @@ refusal is recorded in the result's ``warnings`` as ``"not applicable: <method> 
 Bad input (a negative eps, a delta outside (0, 1), a bad ``time_budget``) raises ``ValueError``;
 if no method applies, :class:`~numeric.errors.NotApplicable` is raised with every reason.
 
-**Without a time budget** the lattice runs right after the closed forms, and the EEAI (whose
-moments cost more than the lattice for many distinct mechanisms) runs only where the lattice
-gave no interval or one wider than :data:`EEAI_AFTER_LATTICE`; the skip is recorded like a
-refusal (``"not applicable: eeai (not run: the lattice interval is already ...)"``).
+**Without a time budget** the lattice runs right after the closed forms; for compositions of
+many distinct terms (:data:`EEAI_SKIP_TERMS`), whose EEAI moments cost more than the lattice,
+the EEAI then runs only where the lattice gave no interval or one wider than
+:data:`EEAI_AFTER_LATTICE`; the skip is recorded like a refusal (``"not applicable: eeai (not
+run: the lattice interval is already ...)"``).
 
 **Time budget.** With ``time_budget`` (seconds) the cheap methods run first (exact, Chernoff,
 EEAI) and the lattice last, so that a lattice stopped by the deadline leaves their enclosures;
@@ -57,7 +58,8 @@ from .budget import check_budget_seconds, check_deadline, current_deadline
 from .budget import time_budget as budget_block
 from .engine import to_arb
 
-__all__ = ["CERTIFIED_METHODS", "EEAI_AFTER_LATTICE", "RUN_ORDER", "UNTIMED_ORDER",
+__all__ = ["CERTIFIED_METHODS", "EEAI_AFTER_LATTICE", "EEAI_SKIP_TERMS", "RUN_ORDER",
+           "UNTIMED_ORDER",
            "CertifiedMethod", "certified_delta", "certified_epsilon", "skip_reason"]
 
 
@@ -116,13 +118,15 @@ UNTIMED_ORDER = ("exact", "one-step", "shuffle", "reveal", "lattice", "chernoff"
 lattice left a wide or no interval (:data:`EEAI_AFTER_LATTICE`)."""
 
 EEAI_AFTER_LATTICE = 1e-3
-"""Without a time budget, the EEAI is not run once the lattice has given an interval at most
-this wide (relative). A work choice only: every enclosure that runs is proven, and skipping one
-can only leave the intersection wider. Measured (87 eps and delta queries, DP-SGD, Laplace,
-mixtures; docs/lattice-speed.md): skipping the EEAI moved no end (it only tied, at delta 0 or
-1), while skipping Chernoff too widened 7 upper ends of pure-DP compositions near their largest
-loss, so Chernoff still runs. The EEAI's moments are the cost: one Arb quadrature per distinct
-mechanism, 81 s of CPU for 1000 noise levels (cProfile), more than the lattice's 74 s."""
+EEAI_SKIP_TERMS = 20
+"""Without a time budget, a composition of at least ``EEAI_SKIP_TERMS`` distinct terms does not
+run the EEAI once the lattice has given an interval at most ``EEAI_AFTER_LATTICE`` wide
+(relative). A work choice only: every enclosure that runs is proven, and skipping one can only
+leave the intersection wider. The EEAI's moments are the cost, one Arb quadrature per distinct
+mechanism: 81 s of CPU for 1000 noise levels (cProfile), more than the lattice's 74 s. Fewer
+terms keep it: one mechanism's moments are cheap, and at 10^9 DP-SGD steps the EEAI is tighter
+than the lattice ([85578.2, 85578.4] inside the lattice's [85576.1, 85580.9]). Chernoff always
+runs: it wins pure-DP upper ends near the largest loss (measured, docs/lattice-speed.md)."""
 
 
 TIGHT_ENOUGH = 1e-12
@@ -143,18 +147,19 @@ def _run_order(timed: bool = True) -> list[CertifiedMethod]:
     return sorted(CERTIFIED_METHODS, key=lambda m: rank.get(m.name, len(rank)))
 
 
-def skip_reason(name: str, results: dict[str, Bound], timed: bool) -> str | None:
-    """Why method ``name`` is not run given the enclosures so far (None: run it)."""
+def skip_reason(name: str, results: dict[str, Bound], timed: bool, n_terms: int) -> str | None:
+    """Why method ``name`` is not run given the enclosures so far, for a composition of
+    ``n_terms`` distinct terms (None: run it)."""
     tight = next((b for n, b in results.items() if n in _CLOSED_FORMS
                   and _relative_width(b) <= TIGHT_ENOUGH), None)
     if tight is not None:  # a closed-form enclosure no discretized method can tighten
         return (f"not run: the {tight.lower_method} enclosure is already {TIGHT_ENOUGH:g}"
                 "-relative tight")
     lat = results.get("lattice")
-    if not timed and name == "eeai" and lat is not None and (
+    if not timed and name == "eeai" and n_terms >= EEAI_SKIP_TERMS and lat is not None and (
             _relative_width(lat) <= EEAI_AFTER_LATTICE):
         return (f"not run: the lattice interval is already {_relative_width(lat):.2g} wide "
-                f"(relative), within {EEAI_AFTER_LATTICE:g}")
+                f"(relative), within {EEAI_AFTER_LATTICE:g}, for {n_terms} distinct terms")
     return None
 
 
@@ -208,7 +213,7 @@ def _run(kind: str, composition, x, budget: float | None, rel_width=None) -> Bou
             if m.applies is not None and not m.applies(comp):
                 bar.report()
                 continue
-            why = skip_reason(m.name, results, budget is not None)
+            why = skip_reason(m.name, results, budget is not None, len(comp.terms))
             if why is not None:
                 refusals.append(f"{m.name} ({why})")
                 bar.report()
@@ -238,7 +243,7 @@ def _run(kind: str, composition, x, budget: float | None, rel_width=None) -> Bou
 def certified_delta(composition, eps, *, time_budget: float | None = None,
                     rel_width: float | None = None) -> Bound:
     """Certified enclosure of delta(eps): the intersection of the applicable methods (without a
-    time budget, the EEAI only where the lattice is wide: module docstring).
+    time budget and many terms, the EEAI only where the lattice is wide: module docstring).
 
     Args:
         composition: Anything :func:`numeric.composition.compose` accepts.
@@ -261,7 +266,7 @@ def certified_delta(composition, eps, *, time_budget: float | None = None,
 def certified_epsilon(composition, delta, *, time_budget: float | None = None,
                       rel_width: float | None = None) -> Bound:
     """Certified enclosure of eps(delta): the intersection of the applicable methods (without a
-    time budget, the EEAI only where the lattice is wide: module docstring).
+    time budget and many terms, the EEAI only where the lattice is wide: module docstring).
 
     Args:
         composition: Anything :func:`numeric.composition.compose` accepts.

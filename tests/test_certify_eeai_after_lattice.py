@@ -1,6 +1,6 @@
-"""Without a time budget, ``certified`` runs the lattice before the EEAI and skips the EEAI
-after a narrow lattice interval (its per-mechanism moments were most of the CPU for many noise
-levels, issue 16); Chernoff still runs, and the numbers are those of every method intersected."""
+"""Without a time budget, ``certified`` runs the lattice before the EEAI and, for many distinct
+terms, skips the EEAI after a narrow lattice interval (its per-mechanism moments were most of
+the CPU for many noise levels, issue 16); Chernoff still runs."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ pytest.importorskip("flint")
 from certify.bound import Bound, Endpoint
 from certify.combine import (
     EEAI_AFTER_LATTICE,
+    EEAI_SKIP_TERMS,
     UNTIMED_ORDER,
     certified_epsilon,
     skip_reason,
@@ -27,7 +28,8 @@ def test_untimed_order_puts_the_lattice_before_the_eeai():
 
 
 def test_heterogeneous_dp_sgd_skips_the_eeai_and_keeps_every_number():
-    comp = [(PoissonSubsampledGaussian(0.8 + 0.2 * i, 0.01), 100) for i in range(6)]
+    n = EEAI_SKIP_TERMS
+    comp = [(PoissonSubsampledGaussian(0.8 + 1.2 * i / (n - 1), 0.01), 100) for i in range(n)]
     untimed = certified_epsilon(comp, 1e-5)
     assert any(w.startswith(_SKIPPED) for w in untimed.warnings), untimed.warnings
     everything = certified_epsilon(comp, 1e-5, time_budget=600)  # the EEAI runs first here
@@ -43,17 +45,18 @@ def _bound(lower: float, upper: float) -> Bound:
     return Bound("epsilon", ep(lower), ep(upper), "lattice-test", "lattice", 64)
 
 
-@pytest.mark.parametrize(("lower", "upper", "timed", "runs"), [
-    (1.0, 1.0 + 2.0**-20, False, False),  # narrow: skipped without a budget
-    (1.0, 1.0 + 2.0**-20, True, True),  # under a budget the EEAI ran before the lattice anyway
-    (1.0, 1.5, False, True),  # a wide lattice interval: the EEAI may tighten it
-    (0.0, 1.0, False, True),
+@pytest.mark.parametrize(("lower", "upper", "timed", "terms", "runs"), [
+    (1.0, 1.0 + 2.0**-20, False, EEAI_SKIP_TERMS, False),  # narrow, many terms: skipped
+    (1.0, 1.0 + 2.0**-20, False, EEAI_SKIP_TERMS - 1, True),  # few terms: the EEAI is cheap
+    (1.0, 1.0 + 2.0**-20, True, 1000, True),  # under a budget it ran before the lattice anyway
+    (1.0, 1.5, False, 1000, True),  # a wide lattice interval: the EEAI may tighten it
+    (0.0, 1.0, False, 1000, True),
 ])
-def test_the_eeai_runs_unless_the_lattice_is_narrow(lower, upper, timed, runs):
+def test_the_eeai_runs_unless_the_lattice_is_narrow(lower, upper, timed, terms, runs):
     results = {"lattice": _bound(lower, upper)}
-    assert (skip_reason("eeai", results, timed) is None) == runs
-    assert skip_reason("chernoff", results, timed) is None  # Chernoff always runs
-    assert skip_reason("eeai", {}, False) is None  # no lattice (refused or not applicable)
+    assert (skip_reason("eeai", results, timed, terms) is None) == runs
+    assert skip_reason("chernoff", results, timed, terms) is None  # Chernoff always runs
+    assert skip_reason("eeai", {}, False, terms) is None  # no lattice (refused, not applicable)
 
 
 def test_chernoff_still_runs_and_still_wins_pure_dp_ends():
@@ -61,5 +64,5 @@ def test_chernoff_still_runs_and_still_wins_pure_dp_ends():
     # (19.990190...) below the lattice's (19.991185...); skipping it would widen the interval
     b = certified_epsilon([(Laplace(0.5), 10)], 1e-5)
     assert b.upper_method.startswith("chernoff")
-    assert any(w.startswith(_SKIPPED) for w in b.warnings)
+    assert not any(w.startswith(_SKIPPED) for w in b.warnings)  # one term: the EEAI ran
     assert b.lower_mpf <= b.upper_mpf
