@@ -59,8 +59,8 @@ from .budget import time_budget as budget_block
 from .engine import to_arb
 
 __all__ = ["CERTIFIED_METHODS", "EEAI_AFTER_LATTICE", "EEAI_SKIP_TERMS", "RUN_ORDER",
-           "UNTIMED_ORDER",
-           "CertifiedMethod", "certified_delta", "certified_epsilon", "skip_reason"]
+           "UNTIMED_ORDER", "CertifiedMethod", "certified_delta", "certified_epsilon",
+           "skip_reason"]
 
 
 @dataclass(frozen=True)
@@ -69,6 +69,9 @@ class CertifiedMethod:
 
     ``applies(comp) -> bool`` (optional): a method specific to one mechanism family is skipped
     silently (no "not applicable" warning) for compositions it is not about.
+    ``costly_per_term``: its work grows with the distinct terms faster than the lattice's, so
+    without a time budget it is not run after a narrow lattice interval of a composition of many
+    terms (:data:`EEAI_SKIP_TERMS`, :data:`EEAI_AFTER_LATTICE`).
     """
 
     name: str
@@ -76,6 +79,7 @@ class CertifiedMethod:
     epsilon_fn: Callable[..., Bound]
     applies: Callable[..., bool] | None = None
     options: tuple[str, ...] = ()  # keyword options it takes (e.g. "rel_width")
+    costly_per_term: bool = False
 
 
 def _lazy(target: str) -> Callable[..., Bound]:
@@ -98,7 +102,8 @@ CERTIFIED_METHODS: list[CertifiedMethod] = [
     CertifiedMethod("reveal", _lazy("mechanisms.subsampled_gaussian_reveal:reveal_delta_bound"),
                     _lazy("mechanisms.subsampled_gaussian_reveal:reveal_epsilon_bound"),
                     _lazy("mechanisms.subsampled_gaussian_reveal:applies")),
-    CertifiedMethod("eeai", _lazy("eeai:delta_interval"), _lazy("eeai:epsilon_interval")),
+    CertifiedMethod("eeai", _lazy("eeai:delta_interval"), _lazy("eeai:epsilon_interval"),
+                    costly_per_term=True),
     CertifiedMethod("chernoff", _lazy("chernoff:chernoff_delta_bound"),
                     _lazy("chernoff:chernoff_epsilon_bound")),
     CertifiedMethod("lattice", _lazy("lattice_target:target_delta_interval"),
@@ -120,13 +125,14 @@ lattice left a wide or no interval (:data:`EEAI_AFTER_LATTICE`)."""
 EEAI_AFTER_LATTICE = 1e-3
 EEAI_SKIP_TERMS = 20
 """Without a time budget, a composition of at least ``EEAI_SKIP_TERMS`` distinct terms does not
-run the EEAI once the lattice has given an interval at most ``EEAI_AFTER_LATTICE`` wide
-(relative). A work choice only: every enclosure that runs is proven, and skipping one can only
-leave the intersection wider. The EEAI's moments are the cost, one Arb quadrature per distinct
-mechanism: 81 s of CPU for 1000 noise levels (cProfile), more than the lattice's 74 s. Fewer
-terms keep it: one mechanism's moments are cheap, and at 10^9 DP-SGD steps the EEAI is tighter
-than the lattice ([85578.2, 85578.4] inside the lattice's [85576.1, 85580.9]). Chernoff always
-runs: it wins pure-DP upper ends near the largest loss (measured, docs/lattice-speed.md)."""
+run the methods marked ``costly_per_term`` (the EEAI) once the lattice has given an interval at
+most ``EEAI_AFTER_LATTICE`` wide (relative). A work choice only: every enclosure that runs is
+proven, and skipping one can only leave the intersection wider. The EEAI's moments are the
+cost, one Arb quadrature per distinct mechanism: 81 s of CPU for 1000 noise levels (cProfile),
+more than the lattice's 74 s. Fewer terms keep it: one mechanism's moments are cheap, and at
+10^9 DP-SGD steps the EEAI is tighter than the lattice ([85578.2, 85578.4] inside the
+lattice's [85576.1, 85580.9]). Chernoff always runs: it wins pure-DP upper ends near the largest
+loss (measured, docs/lattice-speed.md)."""
 
 
 TIGHT_ENOUGH = 1e-12
@@ -148,18 +154,18 @@ def _run_order(timed: bool = True) -> list[CertifiedMethod]:
 
 
 def skip_reason(name: str, results: dict[str, Bound], timed: bool, n_terms: int) -> str | None:
-    """Why method ``name`` is not run given the enclosures so far, for a composition of
-    ``n_terms`` distinct terms (None: run it)."""
+    """Why the registered method ``name`` is not run given the enclosures so far, for a
+    composition of ``n_terms`` distinct terms (None: run it)."""
     tight = next((b for n, b in results.items() if n in _CLOSED_FORMS
                   and _relative_width(b) <= TIGHT_ENOUGH), None)
     if tight is not None:  # a closed-form enclosure no discretized method can tighten
         return (f"not run: the {tight.lower_method} enclosure is already {TIGHT_ENOUGH:g}"
                 "-relative tight")
-    lat = results.get("lattice")
-    if not timed and name == "eeai" and n_terms >= EEAI_SKIP_TERMS and lat is not None and (
-            _relative_width(lat) <= EEAI_AFTER_LATTICE):
-        return (f"not run: the lattice interval is already {_relative_width(lat):.2g} wide "
-                f"(relative), within {EEAI_AFTER_LATTICE:g}, for {n_terms} distinct terms")
+    costly = any(m.costly_per_term for m in CERTIFIED_METHODS if m.name == name)
+    width = _relative_width(results["lattice"]) if "lattice" in results else math.inf
+    if not timed and costly and n_terms >= EEAI_SKIP_TERMS and width <= EEAI_AFTER_LATTICE:
+        return (f"not run: the lattice interval is already {width:.2g} wide (relative), within "
+                f"{EEAI_AFTER_LATTICE:g}, for {n_terms} distinct terms")
     return None
 
 

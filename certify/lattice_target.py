@@ -516,7 +516,7 @@ def _next_level(i: int, best: Bound, rel: float, evals: float, spent: int, affor
             cap = lattice_memory.MEMORY_BUDGET_MIB
             return None, (f"the memory budget of {cap:.0f} MiB affords no finer grid (the next "
                           f"resolution needs about {memory(j):.0f} MiB)")
-    need, s = cost(i + 1), math.ceil((spent + cost(i + 1)) / EVALS_PER_SECOND)
+    s = math.ceil((spent + (need := cost(i + 1))) / EVALS_PER_SECOND)  # the budget it needs
     return None, (f"the time budget affords no finer grid (the next resolution needs ~{need:.0f}"
                   f" more single-step evaluations, {afford:.0f} are allowed; a time budget of "
                   f"about {s} s would allow it: time_budget=, --time-budget)")

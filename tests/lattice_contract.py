@@ -5,6 +5,7 @@ e^eps, at least 1 - e^eps (the event "everything") and at least Q(L = +inf); the
 non-increasing probabilities; Lemma 2's range errors are >= 0; every ball is tight. Also the
 exact oracles shared by the lattice tests (mpmath at 40 digits): the Laplace two-fold
 (quadrature), the Gaussian (GDP closed form) and m-fold randomized response (binomial sum).
+And :func:`dyadic_epsilon_bound`, an epsilon interval with given float ends (ladder tests).
 """
 
 from __future__ import annotations
@@ -14,9 +15,18 @@ import itertools
 import mpmath as mp
 from flint import arb
 
+from certify.bound import Bound, Endpoint
 from certify.engine import workprec
 
 GRID = [k / 16 for k in range(-48, 49)]
+
+
+def dyadic_epsilon_bound(lower: float, upper: float) -> Bound:
+    """An epsilon interval with exactly these float ends (dyadic, so exact Endpoints)."""
+    def ep(x: float) -> Endpoint:
+        man, den = x.as_integer_ratio()  # den is a power of two
+        return Endpoint(man, -(den.bit_length() - 1))
+    return Bound("epsilon", ep(lower), ep(upper), "test", "test", 64)
 
 
 def _f(x: arb) -> float:

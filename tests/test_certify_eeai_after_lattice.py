@@ -8,7 +8,8 @@ import pytest
 
 pytest.importorskip("flint")
 
-from certify.bound import Bound, Endpoint
+from lattice_contract import dyadic_epsilon_bound
+
 from certify.combine import (
     EEAI_AFTER_LATTICE,
     EEAI_SKIP_TERMS,
@@ -37,12 +38,6 @@ def test_heterogeneous_dp_sgd_skips_the_eeai_and_keeps_every_number():
     assert (untimed.lower, untimed.upper) == (everything.lower, everything.upper)
 
 
-def _bound(lower: float, upper: float) -> Bound:
-    """An epsilon interval with exactly these float ends (dyadic, so exact Endpoints)."""
-    def ep(x: float) -> Endpoint:
-        man, den = x.as_integer_ratio()  # den is a power of two
-        return Endpoint(man, -(den.bit_length() - 1))
-    return Bound("epsilon", ep(lower), ep(upper), "lattice-test", "lattice", 64)
 
 
 @pytest.mark.parametrize(("lower", "upper", "timed", "terms", "runs"), [
@@ -53,7 +48,7 @@ def _bound(lower: float, upper: float) -> Bound:
     (0.0, 1.0, False, 1000, True),
 ])
 def test_the_eeai_runs_unless_the_lattice_is_narrow(lower, upper, timed, terms, runs):
-    results = {"lattice": _bound(lower, upper)}
+    results = {"lattice": dyadic_epsilon_bound(lower, upper)}
     assert (skip_reason("eeai", results, timed, terms) is None) == runs
     assert skip_reason("chernoff", results, timed, terms) is None  # Chernoff always runs
     assert skip_reason("eeai", {}, False, terms) is None  # no lattice (refused, not applicable)

@@ -16,12 +16,11 @@ import pytest
 pytest.importorskip("flint")
 mp = pytest.importorskip("mpmath")
 
-from lattice_contract import gdp_delta  # noqa: E402
+from lattice_contract import dyadic_epsilon_bound, gdp_delta  # noqa: E402
 
 from certify import lattice_hetero_ladder as hl  # noqa: E402
 from certify import lattice_target as lt  # noqa: E402
 from certify.bound import Bound  # noqa: E402
-from certify.engine import Endpoint  # noqa: E402
 from certify.lattice_target import (  # noqa: E402
     HETERO_COST_OFFSET,
     HETERO_MAX_JUMP,
@@ -34,12 +33,6 @@ from numeric.mechanisms import PoissonSubsampledGaussian  # noqa: E402
 REL = 1e-4
 
 
-def _bound(lower: float, upper: float) -> Bound:
-    """An epsilon interval with exactly these float ends (dyadic, so exact Endpoints)."""
-    def ep(x: float) -> Endpoint:
-        man, den = x.as_integer_ratio()  # den is a power of two
-        return Endpoint(man, -(den.bit_length() - 1))
-    return Bound("epsilon", ep(lower), ep(upper), "test", "test", 64)
 
 
 def _one_term_rule(i: int, ratio: float, evals: int, spent: int, afford: float) -> int | None:
@@ -56,7 +49,7 @@ def _one_term_rule(i: int, ratio: float, evals: int, spent: int, afford: float) 
 @pytest.mark.parametrize("afford", [1e4, 1e5, 4.8e5])
 def test_one_term_ladder_is_unchanged(i, width, afford):
     upper = 4.0
-    b = _bound(upper * (1 - width), upper)
+    b = dyadic_epsilon_bound(upper * (1 - width), upper)
     ratio = float((b.upper_mpf - b.lower_mpf) / (REL * upper))
     want = _one_term_rule(i, ratio, 2000, 3000, afford)
     got, why = lt._next_level(i, b, REL, 2000, 3000, afford)
@@ -68,7 +61,7 @@ def test_one_term_ladder_is_unchanged(i, width, afford):
 @pytest.mark.parametrize("width", [0.076, 1.46e-3, 2.0e-4, 1.05e-4])
 def test_several_terms_jump_to_the_predicted_level(i, width):
     upper = 4.6
-    b = _bound(upper * (1 - width), upper)
+    b = dyadic_epsilon_bound(upper * (1 - width), upper)
     ratio = float((b.upper_mpf - b.lower_mpf) / (REL * upper))
     got, why = lt._next_level(i, b, REL, 20_000, 20_000, math.inf, None, True)
     assert why is None
@@ -82,7 +75,7 @@ def test_several_terms_jump_to_the_predicted_level(i, width):
 def test_several_terms_100_levels_measured_case_goes_straight_to_64_128():
     # measured (docs/lattice-target.md): 100 noise levels, coarsest level (2, 4) gave
     # [4.475838, 4.829670]; (64, 128) meets 1e-4 (9.5e-5), the old rule went to (16, 32)
-    b = _bound(4.475838482305335, 4.829669716946626)
+    b = dyadic_epsilon_bound(4.475838482305335, 4.829669716946626)
     got, _ = lt._next_level(0, b, REL, 20_826, 20_826, 480_000.0, None, True)
     assert (LEVELS[got].single, LEVELS[got].composed) == (64, 128)
     old = _one_term_rule(0, float((b.upper_mpf - b.lower_mpf) / (REL * b.upper_mpf)),
@@ -93,7 +86,8 @@ def test_several_terms_100_levels_measured_case_goes_straight_to_64_128():
 @pytest.mark.parametrize("orders", [1.0, 0.5])
 @pytest.mark.parametrize("afford", [25_000.0, 60_000.0, 150_000.0, 700_000.0])
 def test_several_terms_work_budget_picks_the_finest_affordable_level(afford, orders):
-    b = _bound(3.0, 4.8)  # far from the target (1.96^12 < 3750): the wanted level is the cap
+    # far from the target (1.96^12 < 3750): the wanted level is the cap
+    b = dyadic_epsilon_bound(3.0, 4.8)
     evals, spent, i = 10_000, 10_000, 0
 
     def cost(j: int) -> float:
@@ -109,7 +103,7 @@ def test_several_terms_work_budget_picks_the_finest_affordable_level(afford, ord
 
 
 def _with_orders(*orders: str) -> Bound:
-    b = _bound(4.4, 4.8)
+    b = dyadic_epsilon_bound(4.4, 4.8)
     b.inputs["h"] = {d: 2.0**-10 for d in orders}
     return b
 
@@ -132,7 +126,7 @@ def test_next_orders_counts_the_orders_sure_to_be_skipped(carried, computed, ord
 
 
 def test_lazy_orders_cost_their_own_cheaper_level():
-    b = _bound(3.0, 4.8)
+    b = dyadic_epsilon_bound(3.0, 4.8)
     i, evals = 0, 1_000.0
     step = hl.HETERO_LAZY_STEP
 
@@ -156,7 +150,7 @@ def test_lazy_orders_cost_their_own_cheaper_level():
 def test_orders_ratio_lets_the_1000_level_case_jump_further():
     # measured (docs/lattice-target.md): 1000 noise levels, coarsest level [17.19, 18.95] after
     # 207 000 evaluations of two orders; the default budget (480 000) then afforded only (4, 8)
-    b = _bound(17.19, 18.95)
+    b = dyadic_epsilon_bound(17.19, 18.95)
     full, _ = lt._next_level(0, b, REL, 207_000, 207_000, 480_000.0, None, True, 1.0)
     half, _ = lt._next_level(0, b, REL, 207_000, 207_000, 480_000.0, None, True, 0.5)
     assert (LEVELS[full].single, LEVELS[full].composed) == (4, 8)
@@ -164,7 +158,7 @@ def test_orders_ratio_lets_the_1000_level_case_jump_further():
 
 
 def test_several_terms_none_affordable_says_why():
-    b = _bound(4.4, 4.8)
+    b = dyadic_epsilon_bound(4.4, 4.8)
     got, why = lt._next_level(0, b, REL, 10_000, 10_000, 15_000.0, None, True)
     assert got is None
     assert "time budget affords no finer grid" in why

@@ -19,20 +19,15 @@ import pytest
 
 pytest.importorskip("flint")
 
+from lattice_contract import dyadic_epsilon_bound
+
 from certify import lattice_target as lt
-from certify.bound import Bound
-from certify.engine import Endpoint
 from certify.lattice_jump import measured_width_per_level
 from certify.lattice_target import LEVELS
 
 REL = 1e-4
 
 
-def _bound(lower: float, upper: float) -> Bound:
-    def ep(x: float) -> Endpoint:
-        man, den = x.as_integer_ratio()
-        return Endpoint(man, -(den.bit_length() - 1))
-    return Bound("epsilon", ep(lower), ep(upper), "test", "test", 64)
 
 
 def test_measured_factor_is_the_geometric_fall_per_level_clipped():
@@ -60,7 +55,7 @@ def test_measured_jump_reaches_the_level_that_met_the_target():
     # the floor 1.64 goes to (256, 512)
     i = next(k for k, lv in enumerate(LEVELS) if (lv.single, lv.composed) == (16, 32))
     upper = 4.0777953
-    b = _bound(4.0599239, upper)
+    b = dyadic_epsilon_bound(4.0599239, upper)
     history = ((0, 0.0539), (i, 0.00438))
     got, why = lt._next_level(i, b, REL, 810, 1278, 480_000.0, None, False, history=history)
     assert why is None
@@ -75,7 +70,7 @@ def test_measured_jump_reaches_the_level_that_met_the_target():
 def test_measured_jump_follows_the_documented_rule(ratio, factor_history):
     i = 6
     upper = 4.0
-    b = _bound(upper * (1 - ratio * REL), upper)
+    b = dyadic_epsilon_bound(upper * (1 - ratio * REL), upper)
     got, why = lt._next_level(i, b, REL, 800, 1300, math.inf, None, False,
                               history=factor_history)
     (i0, w0), (i1, w1) = factor_history
@@ -100,7 +95,7 @@ def test_a_stall_is_a_fall_below_125_per_level():
     assert not stalled(((0, 0.1), (2, 0.1 / 1.6)))  # 1.26 per level
     assert not stalled(((0, 0.0537), (6, 0.00417)))
     i = 6
-    b = _bound(0.1025352, 0.4577173)
+    b = dyadic_epsilon_bound(0.1025352, 0.4577173)
     got, why = lt._next_level(i, b, REL, 1310, 1736, 480_000.0, None, False,
                               history=((0, 0.777), (i, 0.776)))
     assert (got, why) == (i + 2, None)
@@ -123,7 +118,7 @@ def test_the_measured_cost_lets_the_budget_reach_the_predicted_level():
     # with the fixed 1.5 per level the two-level jump from (16, 32) costs 2195 * 2.25 = 4939
     # evaluations, beyond a budget of 7000 with 700 spent; at the measured 1.28 it is 3600
     i = 6
-    b = _bound(0.7984, 0.7988)
+    b = dyadic_epsilon_bound(0.7984, 0.7988)
     history = ((0, 0.05, 500), (i, 5e-4, 2195))
     got, why = lt._next_level(i, b, REL, 2195, 2695, 7000.0, None, False, history=history)
     assert why is None and got > i

@@ -11,8 +11,9 @@ import pytest
 
 pytest.importorskip("flint")
 
+from lattice_contract import dyadic_epsilon_bound
+
 import certify.lattice_target as lt
-from certify.bound import Bound, Endpoint
 from certify.lattice_target import EVALS_PER_SECOND, LEVELS
 from numeric.cli import main
 from numeric.mechanisms import PoissonSubsampledGaussian
@@ -20,18 +21,12 @@ from numeric.mechanisms import PoissonSubsampledGaussian
 _HINT = re.compile(r"a time budget of about (\d+) s would allow it")
 
 
-def _bound(lower: float, upper: float) -> Bound:
-    """An epsilon interval with exactly these float ends (dyadic, so exact Endpoints)."""
-    def ep(x: float) -> Endpoint:
-        man, den = x.as_integer_ratio()  # den is a power of two
-        return Endpoint(man, -(den.bit_length() - 1))
-    return Bound("epsilon", ep(lower), ep(upper), "test", "test", 64)
 
 
 @pytest.mark.parametrize("several", [False, True])
 @pytest.mark.parametrize("spent", [10_000, 200_000])
 def test_the_hinted_budget_affords_the_next_level(several, spent):
-    b = _bound(4.4, 4.8)  # far from a 1e-4 width: the ladder wants to go up
+    b = dyadic_epsilon_bound(4.4, 4.8)  # far from a 1e-4 width: the ladder wants to go up
     evals = 50_000
     got, why = lt._next_level(0, b, 1e-4, evals, spent, float(spent), None, several)
     assert got is None and "time budget affords no finer grid" in why
