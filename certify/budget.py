@@ -174,7 +174,7 @@ def require(seconds: float, what: str) -> None:
                              f"{max(left, 0.0):.3g} s left")
 
 
-def integral(f, lo, hi, what: str):
+def integral(f, lo, hi, what: str, rel_tol: float | None = None):
     r""":func:`flint.acb.integral` of ``f`` on [lo, hi] that stops at the deadline.
 
     One ``acb.integral`` runs in C and calls back into Python for every evaluation of ``f``,
@@ -191,6 +191,9 @@ def integral(f, lo, hi, what: str):
         lo: Lower limit (arb).
         hi: Upper limit (arb).
         what: Where it stopped, for the message (``"in the Chernoff quadrature"``).
+        rel_tol: ``acb.integral``'s relative tolerance (None: its default, 2^-prec). It only
+            decides when the integrator stops subdividing: the result is an enclosure either
+            way, narrower with a smaller tolerance.
 
     Returns:
         The enclosure ``acb.integral`` returns.
@@ -201,7 +204,7 @@ def integral(f, lo, hi, what: str):
     """
     d = _DEADLINE.get()
     if d is None:
-        return acb.integral(f, lo, hi)
+        return acb.integral(f, lo, hi, rel_tol=rel_tol)
     check_deadline(what)
     at, stopped, zero = d.at, [False], acb(0)
 
@@ -213,7 +216,7 @@ def integral(f, lo, hi, what: str):
             return zero
         return f(z, analytic)
 
-    val = acb.integral(guarded, lo, hi)
+    val = acb.integral(guarded, lo, hi, rel_tol=rel_tol)
     if stopped[0]:
         raise BudgetExceeded(f"{d.describe()} exceeded ({what})")
     return val

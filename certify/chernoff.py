@@ -104,7 +104,12 @@ LAMBDA_MAX = 1e5
 """Largest order minus one (alpha - 1) searched; any alpha gives a valid bound."""
 
 _LAMBDA_MIN = 1e-8
-_GOLDEN_STEPS = 80
+_GOLDEN_STEPS = 40
+"""Golden-section steps of the order search: the bracket in log(alpha - 1) shrinks from 30.4 to
+30.4 * 0.618^40 = 1.3e-7, far below the 2^-12 granularity (1.2e-4 .. 2.4e-4 in the log) to
+which the order is then rounded (:data:`_SIG_BITS`). 80 steps (to 1e-15) bought nothing and cost
+half the search: 1000 distinct noise levels evaluate 1000 float rules per step (measured
+2026-12-03; the orders chosen on the comparison set were unchanged)."""
 _PREC_CAP = 1 << 11
 _SIG_BITS = 12  # alpha - 1 is rounded to this many significant bits (exact, short)
 

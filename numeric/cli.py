@@ -117,7 +117,7 @@ def _add_query(sub, name: str, target: str, help_text: str) -> None:
                    help="auto (default: exact, else saddlepoint, else certified, else estimate) "
                    "| aea | aea-ea | saddlepoint | gdp | clt | exact | certified | plug-ins")
     p.add_argument("--order", type=int, default=2, help="Edgeworth order (aea, saddlepoint, auto)")
-    p.add_argument("--rel-width", type=float, default=None, metavar="R",
+    p.add_argument("--rel-width", type=_real("--rel-width"), default=None, metavar="R",
                    help="requested relative width of certified discretized methods (default 1e-4)")
     p.add_argument("--time-budget", type=_real("--time-budget"), default=None,
                    metavar="SECONDS", help="seconds the certified and auto methods may spend "
@@ -182,8 +182,13 @@ def _run_query(args) -> int:
     if args.method not in METHODS:
         raise ValueError(f"--method must be one of {sorted(METHODS)}, got {args.method!r}")
     opts = {"order": args.order} if "order" in METHODS[args.method].options else {}
-    if args.rel_width is not None and "rel_width" in METHODS[args.method].options:
-        opts["rel_width"] = args.rel_width
+    if args.rel_width is not None:  # refused by name where it would be ignored, as the budget
+        if "rel_width" not in METHODS[args.method].options:
+            load_plugins()  # the methods that take one may be plug-ins not yet loaded
+            takes = sorted(k for k, m in METHODS.items() if "rel_width" in m.options)
+            raise ValueError(f"--rel-width: method {args.method!r} takes no requested width "
+                             f"(methods that do: {', '.join(takes) or 'none installed'})")
+        opts["rel_width"] = float(args.rel_width)
     if args.time_budget is not None:
         if "time_budget" not in METHODS[args.method].options:
             raise ValueError(f"--time-budget: method {args.method!r} takes no time budget")

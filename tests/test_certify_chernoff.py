@@ -219,3 +219,66 @@ def test_log_mgf_bad_order():
         log_mgf(Gaussian(1.0), 1.0)
     with pytest.raises(ValueError, match="direction"):
         log_mgf(Gaussian(1.0), 2.0, "sideways")
+
+
+def _sg_one_step_epsilon(sigma: float, rate: float, delta: float) -> mp.mpf:
+    """Exact eps(delta) of one Poisson-subsampled Gaussian step in the order Q||P, Q the mixture
+    (the other order's delta is 0 above -log(1 - rate)), by mpmath at 40 digits: the hockey
+    stick at eps is (1 - p) Phi(-x) + p Phi(mu - x) - e^eps Phi(-x), with x the point where the
+    loss log(1 - p + p e^(mu x - mu^2 / 2)) equals eps."""
+    with mp.workdps(40):
+        mu, p = 1 / mp.mpf(sigma), mp.mpf(rate)
+
+        def hockey(eps):
+            x = (mp.log((mp.exp(eps) - (1 - p)) / p) + mu * mu / 2) / mu
+            tail = mp.ncdf(-x)
+            return (1 - p) * tail + p * mp.ncdf(mu - x) - mp.exp(eps) * tail - mp.mpf(delta)
+
+        lo, hi = mp.mpf(1), mp.mpf(40)  # hockey is decreasing in eps: bisect
+        for _ in range(120):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if hockey(mid) > 0 else (lo, mid)
+        return hi
+
+
+def test_chernoff_where_the_full_quadrature_tolerance_gave_up():
+    """SG(0.5, 0.5) x 1 at delta 1e-10: with acb.integral's default tolerance (2^-prec) the
+    quadrature at the chosen order returned no finite enclosure at any precision
+    (ArithmeticError); the Chernoff CGF now asks for 2^-(prec - 48) and certifies a bound, which
+    lies above the exact eps (mpmath)."""
+    exact = _sg_one_step_epsilon(0.5, 0.5, 1e-10)
+    assert 13.3 < exact < 13.4
+    b = chernoff_epsilon_bound([(PoissonSubsampledGaussian(0.5, 0.5), 1)], 1e-10)
+    assert b.upper.is_finite and b.upper_mpf >= exact
+    assert b.upper_mpf < 1.1 * exact  # a Chernoff bound, not vacuous
+
+
+def test_sg_power_moment_tolerance_is_an_enclosure_and_looser():
+    """A coarser quadrature tolerance still encloses the exact integer-order sum, only wider."""
+    sigma, p = 0.8, 0.05
+    exact = log_mgf(PoissonSubsampledGaussian(sigma, p), 5.0)
+    with workprec(128):
+        full = sg_power_moment(sigma, p, arb(5))
+        loose = sg_power_moment(sigma, p, arb(5), 80)
+        assert loose.overlaps(exact.exp()) and full.overlaps(exact.exp())
+        assert 70 <= loose.rel_accuracy_bits() < full.rel_accuracy_bits()
+
+
+def test_chernoff_builds_each_float_rule_once(monkeypatch):
+    """300 distinct noise levels (more than the shared cache's 256 rules): each step's float
+    rule is built once per pair order, not once per order tried (with the shared cache alone,
+    1000 levels rebuilt every rule at every step of the order search: 16 s of 27)."""
+    import certify.mechanisms.subsampled_gaussian as sg
+
+    built = []
+    real = sg._float_grid
+
+    def counting(mu, rate):
+        built.append((mu, rate))
+        return real(mu, rate)
+
+    monkeypatch.setattr(sg, "_float_grid", counting)
+    comp = [(PoissonSubsampledGaussian(0.8 + 1.2 * i / 299, 0.01), 1) for i in range(300)]
+    b = chernoff_epsilon_bound(comp, 1e-5)
+    assert b.upper.is_finite and b.upper_mpf > 0
+    assert len(built) <= 2 * 300

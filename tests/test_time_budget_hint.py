@@ -79,3 +79,27 @@ def test_bad_time_budgets_are_refused_by_name(capsys, method, value, says):
             "--delta", "1e-5", "--method", method, "--time-budget", value]
     assert main(argv) == 2
     assert says in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("method", "value", "says"), [
+    ("saddlepoint", "1e-3", "--rel-width: method 'saddlepoint' takes no requested width"),
+    ("exact", "1e-3", "--rel-width: method 'exact' takes no requested width"),
+    ("auto", "1e-3", "method 'auto' takes no requested width (methods that do: certified)"),
+    ("certified", "nan", "--rel-width must be finite"),
+    ("certified", "2", "rel_width must be a number in (0, 1)"),
+])
+def test_bad_or_ignored_rel_widths_are_refused_by_name(capsys, method, value, says):
+    """--rel-width is refused where the method would ignore it (as --time-budget is), and bad
+    values are refused by name."""
+    argv = ["epsilon", "--mechanism", "laplace", "--scale", "1", "--steps", "20",
+            "--delta", "1e-5", "--method", method, "--rel-width", value]
+    assert main(argv) == 2
+    assert says in capsys.readouterr().err
+
+
+def test_query_commands_take_a_rel_width(capsys):
+    argv = ["epsilon", "--mechanism", "laplace", "--scale", "1", "--steps", "20",
+            "--delta", "1e-5", "--method", "certified", "--rel-width", "1e-3", "--json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["inputs"]["options"]["rel_width"] == 1e-3

@@ -430,7 +430,19 @@ def _float_grid(mu: float, rate: float) -> tuple[np.ndarray, np.ndarray]:
     return logw, subsampled_gaussian_pllr(x, mu, rate)
 
 
-def sg_power_moment(sigma: float | Fraction, rate: float | Fraction, s: arb) -> arb:
+_CHERNOFF_TOL_SLACK = 48
+"""The Chernoff CGF asks :func:`sg_power_moment` for 2^-(prec - 48) relative accuracy, not
+2^-prec: 80 bits at the bound's first precision, 128, of which the bound keeps 40 (its precision
+loop stops at 40 relative bits of the composed value), and log E_P[w^s] keeps 80 - 24 bits even
+where E_P[w^s] is 1 + 6e-8. The result is an enclosure at any tolerance. Measured 2026-12-03:
+at 128 bits the quadrature takes ~40% fewer evaluations (sigma 1.1, rate 0.01, s = 2.41 and
+1 - 2.41: 1249 -> 778; 1000 distinct noise levels make 2000 such quadratures), and where the
+full tolerance made ``acb.integral`` give up (sigma 0.5, rate 0.5, one step, delta 1e-10:
+ArithmeticError at every precision) it returns 13.96, above the lattice's [13.3625, 13.3633]."""
+
+
+def sg_power_moment(sigma: float | Fraction, rate: float | Fraction, s: arb,
+                    rel_tol_bits: int | None = None) -> arb:
     r"""Enclosure of :math:`E_P[w^s]`, w = q/p, for the Poisson-subsampled Gaussian, s real.
 
     :math:`w(x) = 1 - p + p e^{\mu x - \mu^2/2}`, P = N(0, 1), mu = 1/sigma, rate p < 1, at the
@@ -442,6 +454,10 @@ def sg_power_moment(sigma: float | Fraction, rate: float | Fraction, s: arb) -> 
     :math:`w^s \le 1`; right of B >= mu/2, :math:`w^s \le e^{su}` and
     :math:`\int_B^\infty \varphi(x) e^{su}\,dx = e^{s(s-1)\mu^2/2}\bar\Phi(B - s\mu)`.
     E_Q[(p/q)^alpha] is the case s = 1 - alpha.
+
+    ``rel_tol_bits``: the quadrature stops subdividing at :math:`2^{-rel\_tol\_bits}` relative
+    accuracy (None: the precision's, as ``acb.integral``); the result is an enclosure either way
+    (the Chernoff bound asks for :data:`_CHERNOFF_TOL_SLACK` bits less than its precision).
 
     Raises:
         ArithmeticError: if the quadrature does not return a finite real enclosure.
@@ -462,7 +478,8 @@ def sg_power_moment(sigma: float | Fraction, rate: float | Fraction, s: arb) -> 
         w = 1 - p + p * (mu * z - half).exp()
         return (-z * z / 2).exp() * c * (s * w.log(analytic=analytic)).exp()
 
-    val = integral(f, lo, hi, "in the subsampled-Gaussian Chernoff quadrature")
+    val = integral(f, lo, hi, "in the subsampled-Gaussian Chernoff quadrature",
+                   None if rel_tol_bits is None else 2.0 ** -rel_tol_bits)
     if not val.is_finite() or not val.imag.contains(0):
         raise ArithmeticError("acb.integral did not return a finite real enclosure")
     if s < 0:
@@ -550,8 +567,14 @@ def _sg_cgf(sigma: float | Fraction, rate: float | Fraction, direction: str) -> 
     def expo(a):
         return a if forward else 1 - a
 
+    grid: list = []  # this step's float rule, kept for its whole search (the shared cache
+    # holds 256 rules: 1000 distinct noise levels evicted every rule at every order tried, and
+    # rebuilding them was 16 s of a 27 s Chernoff bound, measured 2026-12-03)
+
     def fl(a: float) -> float:
-        logw, L = _float_grid(1.0 / float(sigma), float(rate))
+        if not grid:
+            grid.append(_float_grid(1.0 / float(sigma), float(rate)))
+        logw, L = grid[0]
         t = logw + expo(a) * L
         m = float(t.max())
         return m + math.log(float(np.exp(t - m).sum()))
@@ -560,7 +583,7 @@ def _sg_cgf(sigma: float | Fraction, rate: float | Fraction, direction: str) -> 
         k = round(float(a.mid()))
         if forward and a == k and 2 <= k <= INT_ORDER_MAX:
             return _exact_sum(sigma, rate, k).log()
-        return sg_power_moment(sigma, rate, expo(a)).log()
+        return sg_power_moment(sigma, rate, expo(a), ctx.prec - _CHERNOFF_TOL_SLACK).log()
 
     if forward:
         note = ("subsampled Gaussian (P||Q): E_P[(q/p)^k] = sum_j C(k,j)(1-p)^(k-j) p^j "
