@@ -80,6 +80,30 @@ def _resolution(p: Point, eps: float, direction: str) -> list[str]:
     return [f"{msg}; delta is off by a relative ~{miss:.2g}"]
 
 
+def _rounding(p: Point, direction: str, eps: float | None = None) -> list[str]:
+    r"""A warning where float rounding in log delta (:attr:`Point.log_rounding`, the terms of
+    K(t) - t K'(t) + (t s)^2/2 cancelling) moves the answer by more than
+    :data:`RESOLUTION_MAX` relative: delta by about that error itself, an eps (``eps`` given)
+    by that error over |t| (:math:`\partial_\varepsilon \log\delta = -t`), relative to
+    max(eps, 1) (absolute below 1).
+
+    Raises:
+        NotApplicable: for a delta (``eps`` None) whose log is uncertain by more than 1.
+    """
+    err = p.log_rounding
+    if not (err > 0.0):  # 0 or nan: nothing to say
+        return []
+    rel = err if eps is None else err / max(abs(p.t), 1e-300) / max(abs(eps), 1.0)
+    if not (rel > RESOLUTION_MAX):
+        return []
+    msg = (f"{direction}: float rounding: log delta at the tilt t={p.t!r} sums terms of size "
+           f"{p.log_terms:.3g}, which cancel; their rounding leaves ~{err:.2g} in log delta")
+    if eps is None and err > 1.0:
+        raise NotApplicable(f"{msg}; the saddlepoint method cannot answer delta here (use "
+                            "'exact' where it applies, or a certified method)")
+    return [f"{msg} (the {'delta' if eps is None else 'eps'} is off by a relative ~{rel:.2g})"]
+
+
 def _delta_search(eps: float) -> Generator[Request, dict, Point | SaturatedError]:
     """The saddlepoint point at eps (a search for :func:`drive`), or the saturation found."""
     try:
@@ -176,7 +200,7 @@ def saddlepoint_delta(composition, eps: float | np.ndarray, order: int = 2, *,
                       *accuracy_diagnostics(comp, p, direction, order,
                                             direction == DIRECTION_QP, store,
                                             check=check.get((direction, i))),
-                      *_resolution(p, float(flat[i]), direction)]:
+                      *_resolution(p, float(flat[i]), direction), *_rounding(p, direction)]:
                 if w not in warns:
                     warns.append(w)
         per_dir[direction] = vals.reshape(e.shape)
@@ -197,7 +221,8 @@ def saddlepoint_delta(composition, eps: float | np.ndarray, order: int = 2, *,
         delta=float(total.reshape(-1)[0]) if scalar else total,
         eps=float(e) if scalar else e,
         method=METHOD,
-        estimate=not is_exact_gaussian(comp) or any("resolves eps" in w for w in fired),
+        estimate=not is_exact_gaussian(comp) or any("resolves eps" in w or "float rounding" in w
+                                                    for w in fired),
         direction=str(dirs.reshape(-1)[0]) if scalar else dirs,
         per_direction={k: (float(v.reshape(-1)[0]) if scalar else v) for k, v in per_dir.items()},
         warnings=warnings,
@@ -267,11 +292,13 @@ def saddlepoint_epsilon(composition, delta: float, order: int = 2, *,
         if p is not None:
             details["saddlepoint"][direction] = {**point_details(p, roots), "evals": n_eval}
             warns.extend(point_diagnostics(p, direction))
+            warns.extend(_rounding(p, direction, eps))
             warns.extend(accuracy_diagnostics(comp, p, direction, order,
                                               direction == DIRECTION_QP, store, log_target,
                                               check.get((direction, 0))))
         warns.extend(regime_diagnostics(comp, direction))
     warnings, details["diagnostics"] = finish(comp, warns)  # the one source of the state
+    estimate = estimate or any("float rounding" in w for w in details["diagnostics"])
     direction = max(per_dir, key=per_dir.get)
     return EpsilonResult(per_dir[direction], delta, METHOD, estimate, direction, per_dir,
                          warnings, details)

@@ -33,11 +33,16 @@ from ..edgeworth import SERIES_ORDERS, cumulants_needed
 from ..errors import NotApplicable
 from ..tilted_integrals import d_batch
 
-__all__ = ["CHECK_ORDER", "Point", "comparison_order", "point_derivatives", "points_batch"]
+__all__ = ["CHECK_ORDER", "LOG_ROUNDING_ULPS", "Point", "comparison_order", "point_derivatives",
+           "points_batch"]
 
 CHECK_ORDER = 2  # orders below this are compared with this order, the others with r + 1
 
 _SLOPE_STEP = 1e-6  # central-difference step (in t) of the series coefficients c_k(l(t))
+LOG_ROUNDING_ULPS = 4.0
+"""Units of the last place of the largest term of log delta's sum counted as its float
+rounding (:attr:`Point.log_rounding`): each of the three terms and the composed K(t), a sum over
+the terms of the composition, carries a few."""
 _KRANGE = np.arange(64.0)
 
 
@@ -56,6 +61,17 @@ class Point:
     var: float = math.nan  # K''(t) (the point is unusable unless > 0)
     log_base: float = math.nan  # log_delta - log(factor) (factor scaled as in d_batch)
     dfactor: float = math.nan  # d factor / dt, same scale
+    log_terms: float = math.nan  # |K(t)| + |t K'(t)| + the scale: the terms log_base sums
+
+    @property
+    def log_rounding(self) -> float:
+        r"""Float rounding in log delta: :data:`LOG_ROUNDING_ULPS` units of the last place of
+        the largest term of ``log_base`` (K(t) - t K'(t) + (t s)^2/2 at t < 0). Where those
+        terms are huge and cancel, their rounding alone moves log delta: a Gaussian at a
+        composed mu = 1.29e8 has K(-1/2) = -mu^2/8 = -2.08e15, whose float spacing is 0.25,
+        and delta(0) came out e^-0.25 = 0.7788 instead of 1 (fuzz seed 1303). nan where the
+        point has no log_base."""
+        return self.log_terms * LOG_ROUNDING_ULPS * 2.0**-52
 
     @property
     def lam(self) -> dict[int, float]:
@@ -199,7 +215,8 @@ _SMALL_BATCH = 4  # up to this many rows the point arithmetic is done in Python 
 
 def _point_columns(order: int, need: int, t: np.ndarray, k0: np.ndarray,
                    d: np.ndarray) -> tuple[list, ...]:
-    """Columns ``(log_delta, factor, factor_lower, s, lams, slope, log_base, dfactor)`` (one
+    """Columns ``(log_delta, factor, factor_lower, s, lams, slope, log_base, dfactor,
+    log_terms)`` (one
     list entry per row) for rows with K'' > 0 (module docstring; the D integrals by
     :func:`d_batch`).
 
@@ -243,6 +260,7 @@ def _point_rows(order: int, need: int, t: np.ndarray, k0: np.ndarray, d: np.ndar
         lower = (dd[0] + sum(c * dd[k] for k, c in fn_lower(lam).items())
                  if fn_lower is not None else math.nan)
         base = k0i - ti * di[0] + lsi
+        terms = abs(k0i) + abs(ti * di[0]) + lsi
         da1 = si + ti * ds  # a1' = s + t s'
         dfac = dsd[0] * ds - dd[1] * da1
         if coeffs:
@@ -254,9 +272,9 @@ def _point_rows(order: int, need: int, t: np.ndarray, k0: np.ndarray, d: np.ndar
         lams = tuple(lam.values())
         if factor > 0.0:
             out.append((base + math.log(factor), factor, lower, si, lams,
-                        dfac / factor - ti * di[1], base, dfac))
+                        dfac / factor - ti * di[1], base, dfac, terms))
         else:
-            out.append((-math.inf, factor, lower, si, lams, math.nan, base, dfac))
+            out.append((-math.inf, factor, lower, si, lams, math.nan, base, dfac, terms))
     return tuple(map(list, zip(*out, strict=True)))
 
 
@@ -291,6 +309,7 @@ def _point_arrays(order: int, need: int, t: np.ndarray, k0: np.ndarray, d: np.nd
     else:
         lower = np.full(size, math.nan)
     log_base = k0 - t * d[:, 0] + ls
+    terms = np.abs(k0) + np.abs(t * d[:, 0]) + ls
     log_delta = log_base + np.log(factor)
     # the slope d log_delta / dt (module docstring)
     shift = D[:, 1:].copy()  # D_{k+1} + k D_{k-1}
@@ -309,5 +328,5 @@ def _point_arrays(order: int, need: int, t: np.ndarray, k0: np.ndarray, d: np.nd
     lams = (list(zip(*(v.tolist() for v in lam.values()), strict=True)) if lam
             else [()] * size)
     return (log_delta.tolist(), factor.tolist(), lower.tolist(), s.tolist(), lams,
-            slope.tolist(), log_base.tolist(), dfac.tolist())
+            slope.tolist(), log_base.tolist(), dfac.tolist(), terms.tolist())
 

@@ -93,7 +93,7 @@ def _extrapolated(p: Point, step: float, log_target: float) -> Point:
         term *= step / (j - 1)
         eps += lam * p.s ** j * term
     return Point(p.t + step, eps, log_target, p.factor, p.factor_lower, p.s,
-                  p.lams, p.slope, p.var, p.log_base, p.dfactor)
+                  p.lams, p.slope, p.var, p.log_base, p.dfactor, p.log_terms)
 
 
 def _inverse_hermite_root(p: Point, known: Iterable[Point], log_target: float) -> float:
