@@ -4,8 +4,8 @@ Run:  python benchmarks/ladder_oracle.py [--rates 0.01 0.1] [--out FILE.jsonl]
 
 For every DP-SGD query of the grid at the given rates (sigma {0.5, 0.8, 1, 2} x m {10^2 .. 10^7}
 x delta {1e-5, 1e-10}), this computes the lattice's width and CPU at the coarsest level and at
-every level from the first probe (16, 32) to one past the level the ladder answers at (one
-process, levels in increasing order, the evaluation memos shared as in a real query), then
+every level from the first probe (16, 32) to one past the level the ladder answers at (a fresh
+process per query, levels in increasing order, the evaluation memos shared as in a real query), then
 replays on those curves:
 - ``ladder``: the jump rule of :func:`certify.lattice_target._next_level` (the factor measured
   from the coarsest level to the probe, at least ``FIRST_MIN_WIDTH_PER_LEVEL``, at most 2, slack
@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import multiprocessing as mp
 import os
 import sys
 import time
@@ -40,8 +41,22 @@ TARGET = lt.DEFAULT_REL_WIDTH
 PROBE = 6  # LEVELS[6] = (16, 32), where every grid query's first jump lands
 
 
+def _in_child(fn, *args):
+    """``fn(*args)`` in a fresh forked process (its own caches and memos, as a grid query)."""
+    ctx = mp.get_context("fork")
+    with ctx.Pool(1) as pool:
+        return pool.apply(fn, args)
+
+
 def curve(rate: float, sigma: float, m: int, delta: float) -> dict:
-    """Widths and CPU at level 0 and at every level from PROBE to one past the answer's."""
+    """Widths and CPU at level 0 and at every level from PROBE to one past the answer's (the
+    ladder's run and the curve each in a fresh process)."""
+    seen = _in_child(_ladder_levels, rate, sigma, m, delta)
+    return _in_child(_curve_levels, rate, sigma, m, delta, seen)
+
+
+def _ladder_levels(rate: float, sigma: float, m: int, delta: float) -> list[tuple[int, int]]:
+    """(level, bits) of every level the ladder runs for this query."""
     comp = compose([(PoissonSubsampledGaussian(sigma, rate), m)])
     seen: list[tuple[int, int]] = []
     once = lt._epsilon_once
@@ -55,6 +70,13 @@ def curve(rate: float, sigma: float, m: int, delta: float) -> dict:
         lt.target_epsilon_interval(comp, delta)
     finally:
         lt._epsilon_once = once
+    return seen
+
+
+def _curve_levels(rate: float, sigma: float, m: int, delta: float,
+                  seen: list[tuple[int, int]]) -> dict:
+    comp = compose([(PoissonSubsampledGaussian(sigma, rate), m)])
+    once = lt._epsilon_once
     last, bits = seen[-1]
     first_bits = seen[0][1]
     x = to_arb("delta", delta)
