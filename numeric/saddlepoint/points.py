@@ -216,9 +216,8 @@ _SMALL_BATCH = 4  # up to this many rows the point arithmetic is done in Python 
 def _point_columns(order: int, need: int, t: np.ndarray, k0: np.ndarray,
                    d: np.ndarray) -> tuple[list, ...]:
     """Columns ``(log_delta, factor, factor_lower, s, lams, slope, log_base, dfactor,
-    log_terms)`` (one
-    list entry per row) for rows with K'' > 0 (module docstring; the D integrals by
-    :func:`d_batch`).
+    log_terms)`` (one list entry per row) for rows with K'' > 0 (module docstring; the D
+    integrals by :func:`d_batch`).
 
     The arithmetic after the integrals is a few dozen operations per row: numpy for larger
     batches, Python floats for small ones (where numpy's per-call overhead would dominate);
