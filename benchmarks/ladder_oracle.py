@@ -90,22 +90,17 @@ def _curve_levels(rate: float, sigma: float, m: int, delta: float,
     return out
 
 
-def _factor(hist: list[tuple[int, float]], floor: float) -> float | None:
-    (i0, w0), (i1, w1) = hist[-2:]
-    f = (w0 / w1) ** (1.0 / (i1 - i0))
-    if not f >= 1.25:
-        return None
-    if i0 == 0:
-        f = max(f, floor)
-    return min(f, lattice_jump.MAX_WIDTH_PER_LEVEL)
-
-
 def _jump(hist: list[tuple[int, float]], floor: float, long_slack: float) -> int:
-    f = _factor(hist, floor)
-    x = math.log(max(hist[-1][1] / TARGET, 1.0)) / math.log(f or 1.8)
-    slack = long_slack if (f and x >= lattice_jump.LONG_JUMP) else 0.0
-    cap = lattice_jump.MEASURED_MAX_JUMP if f else 6
-    return min(cap, max(1, math.ceil(x - slack)))
+    """The ladder's jump (:func:`certify.lattice_jump.one_term_model`, as
+    :func:`certify.lattice_target._next_level` uses it, budgets aside), the measured factor
+    taken as at least ``floor`` and ``long_slack`` used for a long jump."""
+    per_level, cap, slack, _ = lattice_jump.one_term_model(tuple(hist), lt._WIDTH_PER_LEVEL, 6,
+                                                           lt._COST_PER_LEVEL)
+    if slack:  # a measured factor (else the fixed one, no slack)
+        per_level = min(max(per_level, floor), lattice_jump.MAX_WIDTH_PER_LEVEL)
+        slack = long_slack
+    x = math.log(max(hist[-1][1] / TARGET, 1.0)) / math.log(per_level)
+    return min(cap, max(1, math.ceil(x - (slack if x >= lattice_jump.LONG_JUMP else 0.0))))
 
 
 def replay(c: dict, floor: float, long_slack: float = lattice_jump.JUMP_SLACK) -> float | None:
