@@ -153,15 +153,16 @@ def _run_order(timed: bool = True) -> list[CertifiedMethod]:
     return sorted(CERTIFIED_METHODS, key=lambda m: rank.get(m.name, len(rank)))
 
 
-def skip_reason(name: str, results: dict[str, Bound], timed: bool, n_terms: int) -> str | None:
-    """Why the registered method ``name`` is not run given the enclosures so far, for a
+def skip_reason(method: CertifiedMethod, results: dict[str, Bound], timed: bool,
+                n_terms: int) -> str | None:
+    """Why the registered ``method`` is not run given the enclosures so far, for a
     composition of ``n_terms`` distinct terms (None: run it)."""
     tight = next((b for n, b in results.items() if n in _CLOSED_FORMS
                   and _relative_width(b) <= TIGHT_ENOUGH), None)
     if tight is not None:  # a closed-form enclosure no discretized method can tighten
         return (f"not run: the {tight.lower_method} enclosure is already {TIGHT_ENOUGH:g}"
                 "-relative tight")
-    costly = any(m.costly_per_term for m in CERTIFIED_METHODS if m.name == name)
+    costly = method.costly_per_term
     width = _relative_width(results["lattice"]) if "lattice" in results else math.inf
     if not timed and costly and n_terms >= EEAI_SKIP_TERMS and width <= EEAI_AFTER_LATTICE:
         return (f"not run: the lattice interval is already {width:.2g} wide (relative), within "
@@ -219,7 +220,7 @@ def _run(kind: str, composition, x, budget: float | None, rel_width=None) -> Bou
             if m.applies is not None and not m.applies(comp):
                 bar.report()
                 continue
-            why = skip_reason(m.name, results, budget is not None, len(comp.terms))
+            why = skip_reason(m, results, budget is not None, len(comp.terms))
             if why is not None:
                 refusals.append(f"{m.name} ({why})")
                 bar.report()

@@ -21,9 +21,10 @@ efficient arbitrary-precision midpoint-radius interval arithmetic*, IEEE Trans. 
 from __future__ import annotations
 
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
-from flint import arb
+from flint import arb, ctx
 
 __all__ = [
     "exact_ball",
@@ -70,14 +71,21 @@ def normal_pdf(x: arb) -> arb:
     return (-x * x / 2).exp() / (2 * arb.pi()).sqrt()
 
 
+@lru_cache(maxsize=16)
+def _sqrt2(prec: int) -> arb:
+    """sqrt 2 at working precision ``prec`` (the ball ``arb(2).sqrt()`` gives there: the normal
+    tails are the lattices' inner loop, where computing it afresh cost a quarter of a tail)."""
+    return arb(2).sqrt()
+
+
 def normal_sf(x: arb) -> arb:
     """Upper tail of N(0, 1): erfc(x / sqrt 2) / 2 (Arb ball)."""
-    return (x / arb(2).sqrt()).erfc() / 2
+    return (x / _sqrt2(ctx.prec)).erfc() / 2
 
 
 def normal_cdf(x: arb) -> arb:
     """Lower tail of N(0, 1): erfc(-x / sqrt 2) / 2 (Arb ball)."""
-    return (-x / arb(2).sqrt()).erfc() / 2
+    return (-x / _sqrt2(ctx.prec)).erfc() / 2
 
 
 def ipow(x, k: int):

@@ -11,6 +11,7 @@ pytest.importorskip("flint")
 from lattice_contract import dyadic_epsilon_bound
 
 from certify.combine import (
+    CERTIFIED_METHODS,
     EEAI_AFTER_LATTICE,
     EEAI_SKIP_TERMS,
     UNTIMED_ORDER,
@@ -48,10 +49,12 @@ def test_heterogeneous_dp_sgd_skips_the_eeai_and_keeps_every_number():
     (0.0, 1.0, False, 1000, True),
 ])
 def test_the_eeai_runs_unless_the_lattice_is_narrow(lower, upper, timed, terms, runs):
+    method = {m.name: m for m in CERTIFIED_METHODS}
     results = {"lattice": dyadic_epsilon_bound(lower, upper)}
-    assert (skip_reason("eeai", results, timed, terms) is None) == runs
-    assert skip_reason("chernoff", results, timed, terms) is None  # Chernoff always runs
-    assert skip_reason("eeai", {}, False, terms) is None  # no lattice (refused, not applicable)
+    assert (skip_reason(method["eeai"], results, timed, terms) is None) == runs
+    assert skip_reason(method["chernoff"], results, timed, terms) is None  # Chernoff always runs
+    # no lattice (refused, not applicable)
+    assert skip_reason(method["eeai"], {}, False, terms) is None
 
 
 def test_chernoff_still_runs_and_still_wins_pure_dp_ends():

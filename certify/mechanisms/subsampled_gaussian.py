@@ -333,6 +333,18 @@ def _continuous(mech: PoissonSubsampledGaussian) -> ContinuousPart | None:
 # lattice step
 
 
+@lru_cache(maxsize=256)
+def _step_constants(sigma: float | Fraction, rate: float | Fraction, prec: int
+                    ) -> tuple[arb, arb, arb, arb]:
+    """(p, 1 - p, mu = 1/sigma, mu^2/2) of a subsampled Gaussian step at working precision
+    ``prec``: the balls :meth:`SubsampledGaussianStep.delta_tails` would compute on every call
+    (the same operations at the same precision, so bit-identical; built afresh they cost as much
+    as the two normal tails of the call, measured)."""
+    p = exact_ball(rate)
+    mu = arb(1) / exact_ball(sigma)
+    return p, 1 - p, mu, mu * mu / 2
+
+
 @dataclass(frozen=True)
 class SubsampledGaussianStep(LatticeStep):
     """Poisson-subsampled Gaussian (mu = 1/sigma, rate p < 1) in order P||Q or Q||P."""
@@ -344,9 +356,8 @@ class SubsampledGaussianStep(LatticeStep):
 
     def _x(self, v: arb) -> arb:
         """x with L(x) = log v: (log((v - 1 + p)/p) + mu^2/2)/mu (needs v > 1 - p)."""
-        mu = arb(1) / exact_ball(self.sigma)
-        p = exact_ball(self.rate)
-        return (((v - (1 - p)) / p).log() + mu * mu / 2) / mu
+        p, keep, mu, half_mu2 = _step_constants(self.sigma, self.rate, ctx.prec)
+        return (((v - keep) / p).log() + half_mu2) / mu
 
     def delta(self, eps: arb) -> arb:
         return self.delta_tails(eps)[0]
@@ -357,9 +368,7 @@ class SubsampledGaussianStep(LatticeStep):
     def delta_tails(self, s: arb) -> tuple[arb, arb, arb]:
         """``delta(s)`` and ``tails(s)`` sharing x and the two normal tails (:meth:`delta` and
         :meth:`tails` are its parts: the erfcs are the cost, the rest a few products)."""
-        p = exact_ball(self.rate)
-        keep = 1 - p
-        mu = arb(1) / exact_ball(self.sigma)
+        p, keep, mu, _ = _step_constants(self.sigma, self.rate, ctx.prec)
         if not self.swapped:
             t = s.exp()
             if t <= keep:

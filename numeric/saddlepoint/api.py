@@ -166,6 +166,7 @@ def saddlepoint_delta(composition, eps: float | np.ndarray, order: int = 2, *,
     per_dir: dict[str, np.ndarray] = {}
     det: dict[str, list] = {}
     flat = e.reshape(-1)
+    inexact = False  # a float-resolution or float-rounding warning: even a Gaussian's is off
     tasks: list[tuple[bool, Generator]] = []
     where: list[tuple[str, int]] = []
     for direction in comp.directions:
@@ -196,11 +197,12 @@ def saddlepoint_delta(composition, eps: float | np.ndarray, order: int = 2, *,
                 continue
             vals[i] = _exp(p.log_delta) if not math.isnan(p.log_delta) else 0.0
             det[direction].append(point_details(p))
+            off = [*_resolution(p, float(flat[i]), direction), *_rounding(p, direction)]
+            inexact = inexact or bool(off)
             for w in [*point_diagnostics(p, direction), *regime_diagnostics(comp, direction),
                       *accuracy_diagnostics(comp, p, direction, order,
                                             direction == DIRECTION_QP, store,
-                                            check=check.get((direction, i))),
-                      *_resolution(p, float(flat[i]), direction), *_rounding(p, direction)]:
+                                            check=check.get((direction, i))), *off]:
                 if w not in warns:
                     warns.append(w)
         per_dir[direction] = vals.reshape(e.shape)
@@ -221,8 +223,7 @@ def saddlepoint_delta(composition, eps: float | np.ndarray, order: int = 2, *,
         delta=float(total.reshape(-1)[0]) if scalar else total,
         eps=float(e) if scalar else e,
         method=METHOD,
-        estimate=not is_exact_gaussian(comp) or any("resolves eps" in w or "float rounding" in w
-                                                    for w in fired),
+        estimate=inexact or not is_exact_gaussian(comp),
         direction=str(dirs.reshape(-1)[0]) if scalar else dirs,
         per_direction={k: (float(v.reshape(-1)[0]) if scalar else v) for k, v in per_dir.items()},
         warnings=warnings,
@@ -292,13 +293,14 @@ def saddlepoint_epsilon(composition, delta: float, order: int = 2, *,
         if p is not None:
             details["saddlepoint"][direction] = {**point_details(p, roots), "evals": n_eval}
             warns.extend(point_diagnostics(p, direction))
-            warns.extend(_rounding(p, direction, eps))
+            off = _rounding(p, direction, eps)
+            estimate = estimate or bool(off)
+            warns.extend(off)
             warns.extend(accuracy_diagnostics(comp, p, direction, order,
                                               direction == DIRECTION_QP, store, log_target,
                                               check.get((direction, 0))))
         warns.extend(regime_diagnostics(comp, direction))
     warnings, details["diagnostics"] = finish(comp, warns)  # the one source of the state
-    estimate = estimate or any("float rounding" in w for w in details["diagnostics"])
     direction = max(per_dir, key=per_dir.get)
     return EpsilonResult(per_dir[direction], delta, METHOD, estimate, direction, per_dir,
                          warnings, details)
