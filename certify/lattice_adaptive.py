@@ -441,17 +441,18 @@ def lower_atoms(step: LatticeStep, idx: list[int], unit: float, bits: int,
             q_inf = step.end_masses()[0]
             tq.append(q_inf)
             tp.append(arb(0))
+            dp = [tp[i] - tp[i + 1] for i in range(n)]  # the P mass of each cell
             if tilt is None:  # renormalising constant gamma (any value is valid)
-                z = sum(((arb(k) * u).exp() * (tp[i] - tp[i + 1]) for i, k in enumerate(idx)),
-                        arb(0))
+                z = sum(((arb(k) * u).exp() * dp[i] for i, k in enumerate(idx)), arb(0))
                 tilt = float((-z.log()).mid()) if z > 0 else 0.0
                 if not math.isfinite(tilt):
                     tilt = 0.0
             qs, rs = [0] * n, [0] * n
             worst = 0.0
+            gamma = arb(tilt)  # a float: exact
             for i, k in enumerate(idx):
                 qk = tq[i] - tq[i + 1]
-                rk = (arb(k) * u + arb(tilt)).exp() * (tp[i] - tp[i + 1])
+                rk = (arb(k) * u + gamma).exp() * dp[i]
                 worst = max(worst, float(qk.rad()), float(rk.rad()))
                 qs[i] = max(0, floor_lower(qk * scale))
                 rs[i] = max(0, ceil_upper(rk * scale))

@@ -41,6 +41,7 @@ import numpy as np
 
 from .._validation import check_positive
 from ..moments import cumulants_from_central_moments, gauss_legendre_panels, tilted_cumulants
+from ..special import log1p_minus_x, sinhc_minus_one
 from .base import Mechanism, PLLRCumulants, register_mechanism, symmetric_cumulants
 
 __all__ = ["Laplace"]
@@ -55,6 +56,26 @@ def _unit_rule(panels: int) -> tuple[np.ndarray, np.ndarray]:
     return x, w
 
 
+def _small_tilt_cgf(mu: float, u: np.ndarray) -> np.ndarray:
+    r""":math:`K_Y` at :math:`u = c\mu`, :math:`|u| < 1`, to full relative precision.
+
+    :math:`K_Y = -\mu/2 + \log(1 + x)` with
+    :math:`x = \cosh u - 1 + (\mu/2)\,\sinh(u)/u = 2\sinh^2(u/2) + (\mu/2)(1 + s)`,
+    :math:`s = \sinh(u)/u - 1`, so
+
+    .. math:: K_Y = [\log(1 + x) - x] + 2\sinh^2(u/2) + (\mu/2)\, s,
+
+    each part accurate to its own relative precision (:func:`numeric.special.log1p_minus_x`,
+    :func:`numeric.special.sinhc_minus_one`). The direct form's ``-mu/2 + ... + log1p(...)``
+    is off by about one unit in the last place of 1 (~1e-16) whatever the size of K_Y, and K_Y
+    of a small mu is ~mu^2/8: at mu = 3e-6 that was 1e-4 relative, and a composition of 1.5e14
+    such steps (fuzz seed 1305) put delta at 0.983 where it is 0.99999997."""
+    half_sinh = np.sinh(0.5 * u)
+    cosh_m1 = 2.0 * half_sinh * half_sinh
+    s = sinhc_minus_one(u)
+    return log1p_minus_x(cosh_m1 + 0.5 * mu * (1.0 + s)) + cosh_m1 + 0.5 * mu * s
+
+
 def _laplace_cgf_batch(mu: float, t: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """K_Y and K_Y^{(1..n)} of the Laplace PLLR at every tilt of ``t`` (module docstring).
 
@@ -67,6 +88,9 @@ def _laplace_cgf_batch(mu: float, t: np.ndarray, n: int) -> tuple[np.ndarray, np
     with np.errstate(divide="ignore", invalid="ignore"):
         g = np.where(a > 0.0, -np.expm1(-2.0 * a) / (2.0 * np.abs(c)), mu)
     k0 = -0.5 * mu + a - math.log(2.0) + np.log1p(np.exp(-2.0 * a) + g)
+    near = a < 1.0
+    if np.any(near):
+        k0[near] = _small_tilt_cgf(mu, c[near] * mu)
     far = a > 40.0
     panels = 40 if far.any() else max(1, math.ceil(float(a.max())))
     width = np.where(far, 40.0 / np.maximum(np.abs(c), 1e-300), 2.0 * mu)

@@ -28,6 +28,7 @@ import numpy as np
 
 from .._validation import check_nonnegative, check_positive
 from ..moments import cumulants_from_central_moments, tilted_cumulants
+from ..special import log_cosh
 from .base import Mechanism, PLLRCumulants, register_mechanism, symmetric_cumulants
 
 __all__ = ["ApproxDP", "RandomizedResponse"]
@@ -57,7 +58,23 @@ def _two_point_cgf_batch(eps0: float, t: np.ndarray, n: int) -> tuple[np.ndarray
         return np.zeros(t.size), np.zeros((t.size, n))
     log_expit = -math.log1p(math.exp(-eps0))  # log expit(eps0); log expit(-eps0) = it - eps0
     logw = np.stack([t * eps0 + log_expit, -t * eps0 - eps0 + log_expit], axis=1)
-    return tilted_cumulants(np.array([eps0, -eps0]), logw, n)
+    _, kappa = tilted_cumulants(np.array([eps0, -eps0]), logw, n)
+    return two_point_cgf(eps0, t), kappa
+
+
+def two_point_cgf(eps0: float, t: np.ndarray) -> np.ndarray:
+    r"""The CGF of the two-point PLLR :math:`\pm\varepsilon_0` under Q, to full relative
+    precision: with :math:`c = t + 1/2`,
+
+    .. math:: K_Y(t) = \log\frac{e^{(t+1)\varepsilon_0} + e^{-t\varepsilon_0}}
+        {1 + e^{\varepsilon_0}} = \log\cosh(c\varepsilon_0) - \log\cosh(\varepsilon_0/2)
+
+    (numerator and denominator over :math:`2e^{\varepsilon_0/2}`; :func:`numeric.special.log_cosh`).
+    The log of the summed weights is off by about one unit in the last place of 1 (~1e-16) while
+    K_Y is ~eps0^2 t (t + 1)/2: at eps0 = 1e-6 that was 5e-4 relative, 1% of delta after 1e14
+    steps."""
+    t = np.asarray(t, dtype=float)
+    return log_cosh((t + 0.5) * eps0) - log_cosh(np.full(t.shape, 0.5 * eps0))
 
 
 @register_mechanism(
