@@ -2,9 +2,9 @@
 
 The saddlepoint's log delta sums n copies of a step's K_Y(t). A K_Y computed as the log of a
 number near 1 is off by ~1e-16 *absolutely*, however small K_Y is (~mu^2/8 for a Laplace step of
-mu = sensitivity/scale): at n = 1.5e14 that moved delta by 1.7% with no warning (fuzz seed 1305:
-Laplace(scale=328806.9) x 1.49e14, delta(1.234) = 0.983, certified [0.99999997, 1]), and
-randomized response with eps0 = 1e-6 x 1e14 by 0.5%. Oracles: mpmath at 60 digits (the law from
+mu = sensitivity/scale): at n = 1.5e14 that moved delta by 1.7% with no warning (fuzz seeds 1305
+and 1306: Laplace(scale=328806.9) x 1.49e14, delta(1.234) = 0.983, certified [0.99999997, 1]),
+and randomized response with eps0 = 1e-6 x 1e14 by 0.5%. Oracles: mpmath at 60 digits (the law from
 its definition: a quadrature over x for the Laplace pair, the two atoms for randomized
 response), the GDP closed form (the composition's n -> infinity limit, Dong, Roth, Su 2022,
 Thm 3.6), and the certified method's interval.
@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from numeric import compose, delta
 from numeric.mechanisms import ApproxDP, Laplace, PoissonSubsampledGaussian, RandomizedResponse
+from numeric.mechanisms.subsampled_gaussian import subsampled_gaussian_pllr
 from numeric.special import log1p_minus_x, log_cosh, sinhc_minus_one
 
 TILTS = [-3.0, -1.5, -1.0, -0.75, -0.5, -0.5 + 1e-9, -0.25, 0.0, 0.5, 1.0, 3.0, 40.0]
@@ -137,3 +138,59 @@ def test_log_cosh_against_mpmath(x):
     else:
         assert _rel_err(got, ref) < 1e-15
     assert math.isfinite(got)
+
+
+def test_fuzz_1306_laplace_steps_meet_the_certified_value():
+    pytest.importorskip("flint")
+    # mu = 7.1e-8, 4.2e14 steps: the saddlepoint said 0.52646 (1.2% low, no warning)
+    comp = compose([(Laplace(scale=330802.24597144185, sensitivity=0.02361804009651654),
+                     415734968745947)])
+    eps = 0.0020017048504762103
+    ref = delta(comp, eps, method="certified", time_budget=60)
+    lower, upper = float(ref.lower.to_mpf()), float(ref.upper.to_mpf())
+    assert upper - lower < 1e-6 * upper  # a tight reference
+    for method in ("saddlepoint", "auto"):
+        got = delta(comp, eps, method=method).delta
+        assert got == pytest.approx((lower + upper) / 2, rel=1e-6), (method, got, lower, upper)
+
+
+@pytest.mark.parametrize("rate", [1e-6, 1e-4, 0.01, 0.5, 0.9, 1 - 1e-9])
+@pytest.mark.parametrize("mu", [2e-5, 1.0, 12.0])
+def test_subsampled_gaussian_pllr_has_full_relative_precision(rate, mu):
+    # log-add-exp at small u > 0 left L an absolute ~1e-16 p where L ~ p u
+    x = np.array([-40.0, -3.0, -1e-3, 0.0, 0.5 * mu - 1e-7, 0.5 * mu + 1e-7, 0.5 * mu + 0.01,
+                  0.5 * mu + 1.0, 3.0, 40.0, 1e4 / mu])
+    got = subsampled_gaussian_pllr(x, mu, rate)
+    with mp.workdps(60):
+        for xi, g in zip(x, got, strict=True):
+            # L given the float u = mu x - mu^2/2 (at mu = 12 and x ~ mu/2, u itself cancels)
+            u = mp.mpf(float(mu * xi - 0.5 * mu * mu))
+            ref = mp.log(1 - mp.mpf(rate) + mp.mpf(rate) * mp.exp(u))
+            if abs(ref) > mp.mpf(10) ** -300:
+                assert _rel_err(float(g), ref) < 1e-14, (xi, float(g), ref)
+
+
+def _sg_k(sigma: float, rate: float, t: float) -> mp.mpf:
+    """log E_P[(1 - p + p e^{mu x - mu^2/2})^{t+1}], P = N(0, 1), mpmath quadrature."""
+    with mp.workdps(60):
+        mu, p, s = 1 / mp.mpf(sigma), mp.mpf(rate), mp.mpf(t) + 1
+
+        def f(x):
+            return mp.npdf(x) * mp.exp(s * mp.log1p(p * mp.expm1(mu * x - mu**2 / 2)))
+
+        return +mp.log(mp.quad(f, [-mp.inf, -10, -3, 0, 3, 10, mp.inf]))
+
+
+@pytest.mark.parametrize(("sigma", "rate", "tol"), [
+    (3.0, 1e-2, 1e-12),  # was 3e-13
+    (300.0, 1e-4, 1e-8),  # was 3e-6
+    (3000.0, 1e-4, 1e-7),  # was 3e-4
+    (42313.8, 1e-4, 1e-6),  # was 6e-2 (fuzz seed 1305's subsampled Gaussian)
+])
+def test_subsampled_gaussian_cgf_keeps_its_relative_precision_at_large_sigma(sigma, rate, tol):
+    # the remaining floor: the quadrature's terms ~(t + 1) p mu x cancel to K ~ p^2 mu^2 t(t+1)/2,
+    # ~1e-16 / (p mu) relative
+    tilts = [-1.5, -0.5, 0.5, 3.0]
+    k0, _ = PoissonSubsampledGaussian(sigma, rate).cgf_batch(np.array(tilts), 2)
+    errs = [_rel_err(k, _sg_k(sigma, rate, t)) for t, k in zip(tilts, k0, strict=True)]
+    assert max(errs) < tol, errs
