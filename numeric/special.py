@@ -153,8 +153,9 @@ def log1p_minus_x(x: np.ndarray) -> np.ndarray:
 def sinhc_minus_one(u: np.ndarray) -> np.ndarray:
     r""":math:`\sinh(u)/u - 1` to full relative precision (0 at u = 0).
 
-    For :math:`|u| < 1` the Taylor series :math:`\sum_{k \ge 1} u^{2k}/(2k + 1)!` (9 terms: the
-    next is below :math:`1/21! < 2 \cdot 10^{-20}`); above, directly.
+    For :math:`|u| < 2` the Taylor series :math:`\sum_{k \ge 1} u^{2k}/(2k + 1)!` (14 terms: the
+    next is below :math:`4^{15}/31! < 2 \cdot 10^{-25}`); above, directly (the result is then
+    above 0.8, so subtracting 1 loses at most a factor 2.3 of the last place).
 
     Args:
         u: Reals (array).
@@ -164,13 +165,13 @@ def sinhc_minus_one(u: np.ndarray) -> np.ndarray:
     """
     u = np.asarray(u, dtype=float)
     a = np.abs(u)
-    small = a < 1.0
+    small = a < 2.0
     out = np.empty_like(u)
     with np.errstate(over="ignore", invalid="ignore"):
         out[~small] = np.sinh(a[~small]) / a[~small] - 1.0
     u2 = u[small] ** 2
     acc = np.zeros_like(u2)
-    for k in range(9, 0, -1):  # u^2 (1/3! + u^2 (1/5! + ...)) by Horner
+    for k in range(14, 0, -1):  # u^2 (1/3! + u^2 (1/5! + ...)) by Horner
         acc = acc * u2 + 1.0 / math.factorial(2 * k + 1)
     out[small] = acc * u2
     return out

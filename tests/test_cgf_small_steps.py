@@ -21,7 +21,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from numeric import compose, delta
-from numeric.mechanisms import ApproxDP, Laplace, PoissonSubsampledGaussian, RandomizedResponse
+from numeric.mechanisms import (
+    ApproxDP,
+    Gaussian,
+    Laplace,
+    PoissonSubsampledGaussian,
+    RandomizedResponse,
+)
 from numeric.mechanisms.subsampled_gaussian import subsampled_gaussian_pllr
 from numeric.special import log1p_minus_x, log_cosh, sinhc_minus_one
 
@@ -194,3 +200,35 @@ def test_subsampled_gaussian_cgf_keeps_its_relative_precision_at_large_sigma(sig
     k0, _ = PoissonSubsampledGaussian(sigma, rate).cgf_batch(np.array(tilts), 2)
     errs = [_rel_err(k, _sg_k(sigma, rate, t)) for t, k in zip(tilts, k0, strict=True)]
     assert max(errs) < tol, errs
+
+
+def _user_gaussian(mu: float):
+    sp = pytest.importorskip("sympy")
+    from derive.compile import compile_mechanism
+    from derive.mechanism import DensityMechanism, Parameter
+
+    x, m = sp.symbols("x mu", real=True)
+    p = sp.exp(-x**2 / 2) / sp.sqrt(2 * sp.pi)
+    spec = DensityMechanism("gauss_user", x, p, p.subs(x, x - m),
+                            params=(Parameter(m, default=1.0, typical=(0.05, 5.0)),),
+                            description="a Gaussian given by its density")
+    return compile_mechanism(spec, mu=mu, symbolic_timeout=5)
+
+
+@pytest.mark.parametrize(("mu", "tol"), [(1e-2, 1e-11), (1e-4, 1e-10), (1e-6, 1e-8)])
+def test_derived_cgf_keeps_its_relative_precision_for_small_steps(mu, tol):
+    # a compiled density's K_Y was log sum_i e^{b_i + t v_i}: ~1e-16 absolutely, so 2e-3
+    # relative at mu = 1e-6 (closed form: K_Y(t) = mu^2 t (t + 1) / 2)
+    tilts = np.array([-1.5, -0.5, 0.5, 2.0])
+    k0, _ = _user_gaussian(mu).cgf_batch(tilts, 2)
+    ref = mu * mu * tilts * (tilts + 1) / 2
+    assert np.max(np.abs(k0 - ref) / np.abs(ref)) < tol
+
+
+def test_a_derived_gaussian_at_1e14_steps_meets_gdp():
+    # the composition is exactly GDP(mu sqrt(n)) = GDP(10); before: delta 2.3% low at eps = 0
+    comp = compose([(_user_gaussian(1e-6), 10**14)])
+    for eps in (0.0, 30.0):
+        exact = delta(compose([(Gaussian(sigma=1e6), 10**14)]), eps, method="gdp").delta
+        got = delta(comp, eps, method="saddlepoint").delta
+        assert got == pytest.approx(exact, rel=1e-6), (eps, got, exact)

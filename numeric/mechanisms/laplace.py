@@ -25,7 +25,9 @@ e^{c l}/2 on (-mu, mu), so
 
     K_Y(t) = -\mu/2 + \log\bigl(\cosh c\mu + \sinh(c\mu)/(2c)\bigr)
 
-(exponential tilting of the law above; Daniels, Ann. Math. Statist. 25, 1954); its derivatives
+(exponential tilting of the law above; Daniels, Ann. Math. Statist. 25, 1954), for
+:math:`|c\mu| < 1` regrouped so that it keeps its relative precision at small mu
+(:func:`_small_tilt_cgf`: a composition multiplies the step's error by n); its derivatives
 are the tilted law's cumulants, the continuous part by composite Gauss-Legendre. The PLLR is
 bounded: ess sup L = mu = -ess inf L.
 """
