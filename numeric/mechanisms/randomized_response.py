@@ -59,10 +59,10 @@ def _two_point_cgf_batch(eps0: float, t: np.ndarray, n: int) -> tuple[np.ndarray
     log_expit = -math.log1p(math.exp(-eps0))  # log expit(eps0); log expit(-eps0) = it - eps0
     logw = np.stack([t * eps0 + log_expit, -t * eps0 - eps0 + log_expit], axis=1)
     _, kappa = tilted_cumulants(np.array([eps0, -eps0]), logw, n)
-    return two_point_cgf(eps0, t), kappa
+    return _two_point_k(eps0, t), kappa
 
 
-def two_point_cgf(eps0: float, t: np.ndarray) -> np.ndarray:
+def _two_point_k(eps0: float, t: np.ndarray) -> np.ndarray:
     r"""The CGF of the two-point PLLR :math:`\pm\varepsilon_0` under Q, to full relative
     precision: with :math:`c = t + 1/2`,
 
