@@ -11,6 +11,10 @@ which is the Q-only delta (docs/math.md section 1) of a PLLR ``S ~ N(K1, sigma^2
 written in the standardized variable). The two terms cancel for large ``z0``; we factor out
 ``exp(-z0^2/2)`` and use the scaled complementary error function ``erfcx`` so that both terms are
 computed to full relative precision and their difference loses only ``log10(z0/sigma)`` digits.
+
+Also the elementary kernels that keep a small step's CGF at full relative precision (a
+composition multiplies a step's error by its number of steps, docs/math.md section 6):
+:func:`log1p_minus_x`, :func:`sinhc_minus_one` and :func:`log_cosh`.
 """
 
 from __future__ import annotations
