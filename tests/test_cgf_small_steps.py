@@ -108,6 +108,14 @@ _NONNEG = st.floats(min_value=0.0, max_value=1e6, allow_nan=False, allow_infinit
 _REAL = st.floats(min_value=-50.0, max_value=50.0, allow_nan=False, allow_infinity=False)
 
 
+def _assert_full_precision(got: float, ref: mp.mpf) -> None:
+    """got within 1e-15 relative of ref; ~0 where ref lies below the double range."""
+    if abs(ref) < mp.mpf(2) ** -1000:  # underflows to 0 or a subnormal
+        assert got == pytest.approx(0.0, abs=1e-300)
+    else:
+        assert _rel_err(got, ref) < 1e-15
+
+
 @settings(max_examples=200, deadline=None)
 @given(x=_NONNEG | st.floats(min_value=0.0, max_value=1.0))
 def test_log1p_minus_x_against_mpmath(x):
@@ -115,22 +123,15 @@ def test_log1p_minus_x_against_mpmath(x):
         ref = mp.log1p(mp.mpf(x)) - mp.mpf(x)
     got = float(log1p_minus_x(np.array([x]))[0])
     assert got <= 0.0
-    if abs(ref) < mp.mpf(2) ** -1000:  # below the double range (underflows to 0 or subnormal)
-        assert got == pytest.approx(0.0, abs=1e-300)
-    else:
-        assert _rel_err(got, ref) < 1e-15
+    _assert_full_precision(got, ref)
 
 
 @settings(max_examples=200, deadline=None)
 @given(u=_REAL | st.floats(min_value=-1.0, max_value=1.0))
 def test_sinhc_minus_one_against_mpmath(u):
-    got = float(sinhc_minus_one(np.array([u]))[0])
     with mp.workdps(800):
         ref = mp.sinh(mp.mpf(u)) / mp.mpf(u) - 1 if u != 0 else mp.mpf(0)
-    if ref == 0 or abs(ref) < mp.mpf(2) ** -1000:
-        assert got == pytest.approx(float(ref), abs=1e-300)
-    else:
-        assert _rel_err(got, ref) < 1e-15
+    _assert_full_precision(float(sinhc_minus_one(np.array([u]))[0]), ref)
 
 
 @settings(max_examples=200, deadline=None)
@@ -139,10 +140,7 @@ def test_log_cosh_against_mpmath(x):
     got = float(log_cosh(np.array([x]))[0])
     with mp.workdps(800):
         ref = mp.log(mp.cosh(mp.mpf(x)))
-    if abs(ref) < mp.mpf(2) ** -1000:  # below the double range
-        assert got == pytest.approx(0.0, abs=1e-300)
-    else:
-        assert _rel_err(got, ref) < 1e-15
+    _assert_full_precision(got, ref)
     assert math.isfinite(got)
 
 
