@@ -17,7 +17,7 @@ from __future__ import annotations
 from flint import fmpz, fmpz_poly
 
 __all__ = ["ceil_div_pow2", "cell_sums", "decimate", "far_band", "floor_div_pow2",
-           "square_sparse_tail"]
+           "plus_one_each", "square_sparse_tail"]
 
 
 def ceil_div_pow2(p: fmpz_poly, bits: int) -> fmpz_poly:
@@ -34,6 +34,22 @@ def ceil_div_pow2(p: fmpz_poly, bits: int) -> fmpz_poly:
     if n == 0 or bits == 0:
         return p
     return (p + _ceil_addend(n, bits)) // fmpz(1 << bits)
+
+
+def plus_one_each(p: fmpz_poly, n: int) -> fmpz_poly:
+    r"""The polynomial :math:`p + \sum_{i < n} x^i`: one unit added to each of the first n
+    coefficients (with :func:`floor_div_pow2`, :math:`\lfloor c / 2^B \rfloor + 1 \ge \lceil c /
+    2^B \rceil`, equal unless :math:`2^B` divides c: a ceiling that costs one addition of
+    one-word integers instead of an addition of :math:`2^B - 1` before the division).
+
+    Args:
+        p: Integer polynomial of length at most n.
+        n: The number of coefficients that get one unit, >= 0.
+
+    Returns:
+        The sum (length n when n > 0).
+    """
+    return p + _ceil_addend(n, 1) if n > 0 else p
 
 
 _ADDEND_MAX_LENGTH = 1 << 16  # cached addends up to this length (~4.5 MB each at 80 bits)
@@ -93,8 +109,10 @@ def cell_sums(p: fmpz_poly, r: int, shift: int, weights: list[int]) -> fmpz_poly
         parts = decimate(p, r, shift)
         return sum((c * w for c, w in zip(parts[1:], weights[1:], strict=True)),
                    parts[0] * weights[0])
-    q = p.left_shift(shift) if shift else p
-    out = (q * fmpz_poly(weights[::-1])).right_shift(r - 1).deflate(r)
+    # x^(1 + shift) W: coefficient rJ + r - 1 of qW moves to r(J + 1), so deflate takes it
+    # straight from the product, and only the short result loses its leading zero (no shifted
+    # copy of the long product: 6.5 -> ~5 ms at n = 5e4, r = 2, 80-bit masses)
+    out = (p * fmpz_poly([0] * (1 + shift) + weights[::-1])).deflate(r).right_shift(1)
     # deflate keeps its length (L - 1) // r + 1 even when the last coefficient it takes is 0:
     # an unnormalized polynomial, unequal to its normalized twin (found by the property
     # test); truncate copies and normalizes

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 flint = pytest.importorskip("flint")
 
-from certify.intpoly import ceil_div_pow2, floor_div_pow2  # noqa: E402
+from certify.intpoly import ceil_div_pow2, floor_div_pow2, plus_one_each  # noqa: E402
 
 
 @given(st.lists(st.integers(0, 2**200), min_size=0, max_size=12), st.integers(0, 90))
@@ -23,6 +23,22 @@ def test_directed_rescaling_matches_integer_floor_and_ceil(coeffs, bits):
     strip = lambda xs: xs[: max([i + 1 for i, x in enumerate(xs) if x] or [0])]  # noqa: E731
     assert up == strip(want_up)
     assert down == strip(want_down)
+
+
+@given(st.lists(st.integers(0, 2**200), min_size=0, max_size=12), st.integers(0, 90),
+       st.integers(0, 3))
+@settings(max_examples=200, deadline=None)
+def test_floor_plus_one_each_is_at_least_the_ceiling(coeffs, bits, extra):
+    # the lattice products' upward rescaling (certify.lattice_grid.cut_rescale): floor, then
+    # one unit on each of the n kept coefficients; n may exceed the normalized length
+    d = 1 << bits
+    n = len(coeffs) + extra
+    got = [int(c) for c in plus_one_each(floor_div_pow2(flint.fmpz_poly(coeffs), bits),
+                                         n).coeffs()]
+    padded = coeffs + [0] * extra
+    assert got == [c // d + 1 for c in padded]  # Python ints: // is the floor
+    assert all(g >= -((-c) // d) for g, c in zip(got, padded, strict=True))
+    assert plus_one_each(flint.fmpz_poly(coeffs), 0) == flint.fmpz_poly(coeffs)
 
 
 def test_a_mass_below_one_unit_rounds_up_to_one_unit():

@@ -115,10 +115,16 @@ def test_cut_rescale_cuts_exact_tails_and_rounds_in_the_asked_direction(cs, bits
     low = max(k for k in range(top + 1) if sum(cs[:k]) <= tau)
     d = 1 << bits
     rnd = (lambda v: -((-v) // d)) if up else (lambda v: v // d)
+    # kept masses: the floor, plus one unit each when rounding up (>= the ceiling)
+    kept = (lambda v: v // d + 1) if up else (lambda v: v // d)
     got = cut_rescale(flint.fmpz_poly(cs), bits, up)
     assert got[0] == low
-    assert _ints(got[1]) == _strip([rnd(c) for c in cs[low:top + 1]])
+    # (the zero polynomial has no coefficients to keep)
+    assert _ints(got[1]) == (_strip([kept(c) for c in cs[low:top + 1]]) if any(cs) else [])
     assert got[2:] == (rnd(sum(cs[top + 1:])), rnd(sum(cs[:low])))
+    if up:  # every kept mass at least its exact share
+        assert all(k * d >= c for k, c in zip(_ints(got[1]), cs[low:top + 1], strict=False))
+        assert len(_ints(got[1])) == (top + 1 - low if any(cs) else 0)
 
 
 def test_rounding_dust_in_a_far_tail_is_cut_not_kept():

@@ -28,7 +28,8 @@ from numeric.mechanisms import PoissonSubsampledGaussian
 def _reference(a: list[int], b: list[int], bits: int, up: bool) -> tuple[int, list[int], int, int]:
     """cut_rescale's definition on Python integers: top = smallest K with sum_{j>K} c_j <= tau,
     low = largest L <= top with sum_{j<L} c_j <= tau, tau = 2^(B + max(0, B - 64)); kept
-    coefficients and cut sums rescaled by 2^-B (ceiling when up, else floor)."""
+    coefficients rescaled by 2^-B (floor, plus one unit each when up: at least the ceiling) and
+    cut sums rescaled by 2^-B (ceiling when up, else floor)."""
     c = [0] * (len(a) + len(b) - 1)
     for i, x in enumerate(a):
         for j, y in enumerate(b):
@@ -41,7 +42,7 @@ def _reference(a: list[int], b: list[int], bits: int, up: bool) -> tuple[int, li
     def rs(v: int) -> int:
         return -((-v) // d) if up else v // d
 
-    kept = [rs(v) for v in c[low:top + 1]]
+    kept = [v // d + (1 if up else 0) for v in c[low:top + 1]]
     while kept and kept[-1] == 0:
         kept.pop()
     return low, kept, rs(sum(c[top + 1:])), rs(sum(c[:low]))
