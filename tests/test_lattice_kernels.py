@@ -39,15 +39,18 @@ def _ref_upper(cs: list[int], offset: int, r: int, w: list[int]) -> tuple[int, l
 
 
 def _ref_seq(cs: list[int], offset: int, r: int, w: list[int] | None) -> tuple[int, list[int]]:
-    """Section D with Python ints: coarse cell sums (Q), weighted sums rounded up (tilted P)."""
+    """Section D with Python ints: coarse cell sums (Q), weighted sums rounded up (tilted P:
+    the floor plus one unit on every cell up to the last non-zero one, >= the ceiling)."""
     j0, first = divmod(offset, r)
     cs = [0] * first + cs
     n = -(-len(cs) // r)
     cs += [0] * (n * r - len(cs))
     if w is None:
         return j0, [sum(cs[J * r: J * r + r]) for J in range(n)]
-    return j0, [_ceil_shift(sum(c * wj for c, wj in zip(cs[J * r: J * r + r], w, strict=True)))
-                for J in range(n)]
+    sums = [sum(c * wj for c, wj in zip(cs[J * r: J * r + r], w, strict=True)) for J in range(n)]
+    sums = _strip(sums)
+    assert all((v >> _W) + 1 >= _ceil_shift(v) for v in sums)
+    return j0, [(v >> _W) + 1 for v in sums]
 
 
 def _ints(p) -> list[int]:
