@@ -80,8 +80,9 @@ high tail, also at most :math:`2^{-64}`, counts as fully privacy-violating).
 step :math:`H_i = \delta_1(ih)` are Arb balls of the closed forms below; :math:`G_k` are formed
 in Arb and their upper ends rounded as above with B fixed-point bits (default 80). The m-fold
 convolution is by binary powering with FLINT ``fmpz_poly`` multiplication (exact), each product
-(scale :math:`2^{2B}`) rescaled by :math:`\lceil c/2^B\rceil` per coefficient and truncated as
-in Lemma 3. Finally :math:`\delta(\varepsilon) \le 2^{-B}\bigl(c_\infty + \sum_{s_k >
+(scale :math:`2^{2B}`) rescaled upward per kept coefficient, by :math:`\lfloor c/2^B\rfloor +
+1 \ge \lceil c/2^B\rceil` (:func:`certify.lattice_grid.cut_rescale`), and truncated as in
+Lemma 3. Finally :math:`\delta(\varepsilon) \le 2^{-B}\bigl(c_\infty + \sum_{s_k >
 \varepsilon} c_k (1 - e^{\varepsilon - s_k})\bigr)` is evaluated in Arb (``arb_poly`` Horner
 at :math:`e^{-h}`). This profile is non-increasing in eps (it is :math:`\int g_\varepsilon` of a
 non-negative measure), so an eps* with certified profile :math:`\le \delta` bounds

@@ -36,7 +36,7 @@ from numeric.mechanisms.base import DIRECTION_PQ
 
 from .budget import check_deadline, current_deadline, remaining, require
 from .engine import DEFAULT_PRECISION, Endpoint, workprec
-from .intpoly import floor_div_pow2, plus_one_each
+from .intpoly import ceil_div_pow2, floor_div_pow2, plus_one_each
 from .lattice_steps import lattice_step
 from .search import bisect, expand
 from .steps import LatticeStep
@@ -375,41 +375,36 @@ def _gallop(window, limit: int, tau: int) -> tuple[int, int, int]:
     return good, total, limit + 1
 
 
-def cut_rescale(prod: fmpz_poly, bits: int, up: bool) -> tuple[int, fmpz_poly, int, int]:
+def cut_rescale(prod: fmpz_poly, bits: int, up: bool, exact_ceiling: bool = False
+                ) -> tuple[int, fmpz_poly, int, int]:
     r"""Truncate an exact product of two mass sequences, then rescale it by :math:`2^{-B}`.
 
     ``prod`` has units :math:`2^{-2B}`. The ends are cut on the **exact** coefficients: top =
     the smallest K with :math:`\sum_{j > K} c_j \le \tau 2^B` and low the largest L <= top with
     :math:`\sum_{j < L} c_j \le \tau 2^B`, :math:`\tau = 2^{B - 64}` (at most :math:`2^{-64}`
     of mass per end, Lemma 3 of :mod:`certify.lattice`); the kept coefficients low..top are
-    rescaled coefficient-wise by the floor, :math:`\lfloor c_j / 2^B \rfloor`, in both
-    directions. Down (a lower end's Q side), the two cut masses are returned rounded down. Up
-    (an upper end, a lower end's tilted P side), the mass below low is returned rounded up and
-    the mass above top as
+    rescaled coefficient-wise, down (a lower end's Q side) by the floor :math:`\lfloor c_j /
+    2^B \rfloor`, up (an upper end, a lower end's tilted P side) by :math:`\lfloor c_j / 2^B
+    \rfloor + 1 \ge \lceil c_j / 2^B \rceil` (equal unless :math:`2^B` divides :math:`c_j`),
+    or, with ``exact_ceiling``, by the ceiling itself; the two cut masses are returned rescaled
+    the same way (up: :math:`\lceil \sum / 2^B \rceil`, down: floor).
 
-    .. math::
+    Soundness: down, every kept mass and both cut masses only get smaller; up, every kept mass
+    is at least its exact share, the mass above top (rounded up) goes to +infinity (an upper
+    end, Lemma 3) or to the unlocated mass (a tilted P side, :mod:`certify.lattice_lower`) and
+    the mass below low (rounded up) onto index low.
 
-        \Big\lceil \sum_{j > top} c_j / 2^B \Big\rceil + (top + 1 - low),
-
-    the second term bounding the floors' deficit :math:`\sum_{low \le j \le top} (c_j / 2^B -
-    \lfloor c_j / 2^B \rfloor)`, less than one unit per kept coefficient.
-
-    Soundness. Down: every kept mass and both cut masses only get smaller. Up: every caller
-    moves the returned "above" mass to the worst place (+infinity for an upper end, Lemma 3;
-    the unlocated tilted mass E of a lower end, which the test charges at the largest weight
-    a label above its threshold can have, :mod:`certify.lattice_lower`), and the mass below
-    low onto index low. The floors' deficit is then mass moved from its own coefficient to that
-    worst place, and the rounding-up of the cut masses only adds mass there, so the measure
-    still dominates (upper end) and the tilted masses stay bounds of the exact ones up to E (lower
-    end). The design budget of :func:`epsilon_query_bits` (at most one unit per coefficient
-    and product) is the same as for the ceilings this replaced.
-
-    Why floors plus one count, not ceilings: a ceiling of a non-negative integer polynomial is
-    an addition of :math:`2^B - 1` to every coefficient and a division, each allocating a
-    multi-word integer per coefficient; the floor is the division alone, and it runs on the
-    whole product before the cut so that the copies of the cut move the shorter quotients
+    Why floor + 1: a ceiling of a non-negative integer polynomial is an addition of
+    :math:`2^B - 1` to every coefficient and a division, each allocating a multi-word integer
+    per coefficient; the floor is the division alone, and it runs on the whole product before
+    the cut so that the cut copies the shorter quotients; the unit added is a one-word addition
     (measured, one product and its rescaling: 52 -> 40 ms at B = 80, 80 000 coefficients; 21 ->
-    16 ms at B = 60, 47 000 coefficients; issue 16).
+    16 ms at B = 60, 47 000 coefficients; issue 16). The two differ on the zero coefficients
+    only, where floor + 1 adds a unit of mass that the ceiling does not: the first product of
+    single-step laws is sparse (its factors' atoms sit at the adaptive points: 262 000 zeros
+    among 632 000 kept coefficients at rate 0.001, sigma 0.5, m = 1e5), and a unit on each of
+    those, composed m/2 more times, widened such queries by up to a quarter; callers ask for
+    ``exact_ceiling`` there.
 
     Why exact sums for the cut: rescaling first turns every non-zero product coefficient below
     one unit into one full unit of rounding (:math:`2^{-B}`), so a support of n such "rounding
@@ -421,19 +416,20 @@ def cut_rescale(prod: fmpz_poly, bits: int, up: bool) -> tuple[int, fmpz_poly, i
     Args:
         prod: Exact product (non-negative coefficients, units :math:`2^{-2B}`).
         bits: B.
-        up: The upper end or a tilted P side (the rounding deficit joins "above") or a Q side
-            (everything rounded down).
+        up: Round up (upper end, tilted P side) or down (Q side).
+        exact_ceiling: Round the kept coefficients up by the ceiling (a product with a sparse
+            factor), not by floor + 1.
 
     Returns:
-        (low, kept, above, below): kept coefficients low..top rescaled down (index 0 = low),
-        and the rescaled masses above top (up: with the rounding deficit) and below low
-        (units :math:`2^{-B}`).
+        (low, kept, above, below): kept coefficients low..top rescaled (index 0 = low), and the
+        rescaled masses above top and below low (units :math:`2^{-B}`).
     """
-    return _cut_rescale([prod], bits, up)
+    return _cut_rescale([prod], bits, up, TRUNC_BITS, exact_ceiling)
 
 
 def mul_cut_rescale(a: fmpz_poly, b: fmpz_poly, bits: int, up: bool,
-                    trunc_bits: int = TRUNC_BITS) -> tuple[int, fmpz_poly, int, int]:
+                    trunc_bits: int = TRUNC_BITS, exact_ceiling: bool = False
+                    ) -> tuple[int, fmpz_poly, int, int]:
     r""":func:`cut_rescale` of the exact product ``a * b``, the same numbers bit for bit, with
     the product owned here so that it is freed as soon as its kept part is copied (peak memory:
     at rate 0.001 the first squarings multiply single-step blocks of millions of coefficients,
@@ -447,32 +443,41 @@ def mul_cut_rescale(a: fmpz_poly, b: fmpz_poly, bits: int, up: bool,
     is :math:`\tau = 2^{B + \max(0, B - trunc\_bits)}` in units :math:`2^{-2B}`; default
     :data:`TRUNC_BITS`, i.e. :math:`2^{-64}`; ``trunc_bits = B`` cuts at most :math:`2^{-B}`,
     for products of small sub-measures whose own mass is near :math:`2^{-64}`,
-    :mod:`certify.lattice_split`)."""
+    :mod:`certify.lattice_split`). ``exact_ceiling``: as in :func:`cut_rescale`."""
     # (intpoly.square_sparse_tail, the exact square of a sparse single-step block by bands, is
     # 2-3x faster than a * a on such a block alone but made whole queries 8-15% slower in
     # paired runs, with 12-15% less peak memory: not used here; docs/lattice-speed.md)
     n = a.length() + b.length()
     if n > _PRODUCT_CHECK_POINTS:
         require(n * PRODUCT_SECONDS * max(1.0, bits / 100), f"a lattice product of {n} points")
-    return _cut_rescale([a * b], bits, up, trunc_bits)
+    return _cut_rescale([a * b], bits, up, trunc_bits, exact_ceiling)
 
 
-def _cut_rescale(box: list, bits: int, up: bool, trunc_bits: int = TRUNC_BITS
-                 ) -> tuple[int, fmpz_poly, int, int]:
+def _cut_rescale(box: list, bits: int, up: bool, trunc_bits: int = TRUNC_BITS,
+                 exact_ceiling: bool = False) -> tuple[int, fmpz_poly, int, int]:
     """:func:`cut_rescale` on the product in ``box`` (taken out of it, so that the only
     reference left is local and each copy replaces the one before)."""
     prod = box.pop()
     tau = 1 << (bits + max(0, bits - trunc_bits))
     low, top, above, below = cut_sums(prod, tau)
     n = prod.length()
-    kept = floor_div_pow2(prod, bits)  # the whole product first: the cut copies quotients
+    if up and exact_ceiling:
+        if top + 1 < n:
+            prod = prod.truncate(top + 1)
+        if low > 0:
+            prod = prod.right_shift(low)
+        kept = ceil_div_pow2(prod, bits)
+    else:  # the whole product first: the cut copies the shorter quotients
+        kept = floor_div_pow2(prod, bits)
+        if top + 1 < n:
+            kept = kept.truncate(top + 1)
+        if low > 0:
+            kept = kept.right_shift(low)
+        if up:  # floor + 1 >= ceiling on every kept coefficient
+            kept = plus_one_each(kept, top + 1 - low)
     del prod
-    if top + 1 < n:
-        kept = kept.truncate(top + 1)
-    if low > 0:
-        kept = kept.right_shift(low)
-    if up:  # floor + 1 >= ceiling on every kept coefficient
-        return low, plus_one_each(kept, top + 1 - low), -((-above) >> bits), -((-below) >> bits)
+    if up:
+        return low, kept, -((-above) >> bits), -((-below) >> bits)
     return low, kept, above >> bits, below >> bits
 
 

@@ -77,8 +77,9 @@ e^{-L} dQ \le e^{-kh} dQ`; without :math:`\gamma` the total would be about :math
 step and :math:`e^{-mh/2}` after m steps, below the fixed-point unit at m = 1e5, h = 2^-8), so
 the relevant tail :math:`P^m(S > K) \approx e^{-\varepsilon}\delta` is carried with full
 *relative* precision even when it is ~1e-17
-(m = 1e5, eps ~ 25.6). The :math:`r_k` are rounded **up**, products rescaled by
-:math:`\lceil \cdot / 2^B \rceil`, and mass cut from either end of a product is not lost but
+(m = 1e5, eps ~ 25.6). The :math:`r_k` are rounded **up**, products rescaled up (by
+:math:`\lfloor \cdot / 2^B \rfloor + 1 \ge \lceil \cdot / 2^B \rceil`), and mass cut from
+either end of a product is not lost but
 added to a scalar E ("mass at an unknown index"). Invariant:
 :math:`2^B r^{*n} \le R' + e` pointwise for some non-negative e of total mass :math:`\le E`;
 for a product, :math:`(R'_a + e_a) * (R'_b + e_b) = R'_a * R'_b + [e_a * (R'_b + e_b) + R'_a *
@@ -149,12 +150,14 @@ def _sorted_unique(x: np.ndarray) -> np.ndarray:
     return s[keep]
 
 
-def multiply_seqs(a: Seq, b: Seq, bits: int, up: bool, trunc_bits: int = TRUNC_BITS) -> Seq:
-    """Product, rescaled down (Q side: floor, cut mass dropped) or up (tilted P side: ceil,
-    cut mass and the extra-mass cross terms added to ``extra``); the ends are cut on the exact
-    product (:func:`certify.lattice_grid.cut_rescale`)."""
+def multiply_seqs(a: Seq, b: Seq, bits: int, up: bool, trunc_bits: int = TRUNC_BITS,
+                  exact_ceiling: bool = False) -> Seq:
+    """Product, rescaled down (Q side: floor, cut mass dropped) or up (tilted P side: floor + 1,
+    or the ceiling with ``exact_ceiling``; cut mass and the extra-mass cross terms added to
+    ``extra``); the ends are cut on the exact product (:func:`certify.lattice_grid.cut_rescale`)."""
     # ends cut on the exact product, which is freed as soon as its kept part is copied
-    low, kept, above, below = mul_cut_rescale(a.coeffs, b.coeffs, bits, up, trunc_bits)
+    low, kept, above, below = mul_cut_rescale(a.coeffs, b.coeffs, bits, up, trunc_bits,
+                                              exact_ceiling)
     extra = inf = 0
     fa, fb = int(a.coeffs(1)), int(b.coeffs(1))
     if up:
@@ -401,7 +404,9 @@ def combine_lowers(a: LowerLattice, b: LowerLattice, trunc_bits: int = TRUNC_BIT
     :func:`certify.lattice_grid.mul_cut_rescale`)."""
     check_deadline("in the lattice lower end (convolutions)")
     return LowerLattice(a.h, a.bits, multiply_seqs(a.q, b.q, a.bits, False, trunc_bits),
-                        multiply_seqs(a.r, b.r, a.bits, True, trunc_bits), a.count + b.count,
+                        multiply_seqs(a.r, b.r, a.bits, True, trunc_bits,
+                                      a.count == 1 or b.count == 1),  # sparse leaves
+                        a.count + b.count,
                         a.direction, max(a.points, b.points), a.tilts + b.tilts)
 
 

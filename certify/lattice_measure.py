@@ -105,8 +105,9 @@ def multiply_lattices(a: LatticePLD, b: LatticePLD) -> LatticePLD:
     inf2 = a.inf * (fb + b.inf) + fa * b.inf  # everything with an infinite coordinate
     inf = -((-inf2) >> bits)
     # ends cut on the exact product (top: smallest K with exact mass above <= 2^-64, moved to
-    # +infinity; bottom: lumped onto index low), the rest rescaled up: every mass rounded up
-    low, kept, above, below = mul_cut_rescale(a.coeffs, b.coeffs, bits, up=True)
+    # +infinity; bottom: lumped onto index low), the rest rescaled up: floor + 1 >= ceiling
+    low, kept, above, below = mul_cut_rescale(a.coeffs, b.coeffs, bits, up=True,
+                                              exact_ceiling=a.count == 1 or b.count == 1)
     inf += above
     if low > 0:
         kept = kept + fmpz_poly([below])

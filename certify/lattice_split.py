@@ -354,7 +354,8 @@ def _mul(x: LatticePLD, y: LatticePLD, tail: bool = False) -> tuple[LatticePLD, 
     if x.coeffs.length() == 0 or y.coeffs.length() == 0:
         return _piece(x, x.h, 0, fmpz_poly([])), 0
     low, kept, above, below = mul_cut_rescale(x.coeffs, y.coeffs, x.bits, True,
-                                              x.bits if tail else CORE_TRUNC_BITS)
+                                              x.bits if tail else CORE_TRUNC_BITS,
+                                              x.count == 1 or y.count == 1)  # sparse leaves
     if low > 0:
         kept = kept + fmpz_poly([below])
     out = LatticePLD(x.h, x.bits, x.offset + y.offset + low, kept, 0, x.count + y.count,

@@ -25,11 +25,13 @@ from numeric.errors import BudgetExceeded, NotApplicable
 from numeric.mechanisms import PoissonSubsampledGaussian
 
 
-def _reference(a: list[int], b: list[int], bits: int, up: bool) -> tuple[int, list[int], int, int]:
+def _reference(a: list[int], b: list[int], bits: int, up: bool, exact_ceiling: bool = False
+               ) -> tuple[int, list[int], int, int]:
     """cut_rescale's definition on Python integers: top = smallest K with sum_{j>K} c_j <= tau,
     low = largest L <= top with sum_{j<L} c_j <= tau, tau = 2^(B + max(0, B - 64)); kept
-    coefficients rescaled by 2^-B (floor, plus one unit each when up: at least the ceiling) and
-    cut sums rescaled by 2^-B (ceiling when up, else floor)."""
+    coefficients rescaled by 2^-B (floor, plus one unit each when up: at least the ceiling; the
+    ceiling itself with exact_ceiling) and cut sums rescaled by 2^-B (ceiling when up, else
+    floor)."""
     c = [0] * (len(a) + len(b) - 1)
     for i, x in enumerate(a):
         for j, y in enumerate(b):
@@ -42,15 +44,16 @@ def _reference(a: list[int], b: list[int], bits: int, up: bool) -> tuple[int, li
     def rs(v: int) -> int:
         return -((-v) // d) if up else v // d
 
-    kept = [v // d + (1 if up else 0) for v in c[low:top + 1]]
+    kept = [(rs(v) if exact_ceiling else v // d + (1 if up else 0)) for v in c[low:top + 1]]
     while kept and kept[-1] == 0:
         kept.pop()
     return low, kept, rs(sum(c[top + 1:])), rs(sum(c[:low]))
 
 
+@pytest.mark.parametrize("exact_ceiling", [False, True])
 @pytest.mark.parametrize("up", [True, False])
 @pytest.mark.parametrize("seed", range(6))
-def test_mul_cut_rescale_matches_definition(seed: int, up: bool) -> None:
+def test_mul_cut_rescale_matches_definition(seed: int, up: bool, exact_ceiling: bool) -> None:
     rng = random.Random(seed)
     bits = 80
     # masses of a law (units 2^-B) with a light, sparse tail at both ends: cuts do happen
@@ -62,10 +65,10 @@ def test_mul_cut_rescale_matches_definition(seed: int, up: bool) -> None:
         return out
 
     a, b = law(rng.randint(1, 60)), law(rng.randint(1, 60))
-    want = _reference(a, b, bits, up)
-    got = mul_cut_rescale(fmpz_poly(a), fmpz_poly(b), bits, up)
+    want = _reference(a, b, bits, up, exact_ceiling)
+    got = mul_cut_rescale(fmpz_poly(a), fmpz_poly(b), bits, up, exact_ceiling=exact_ceiling)
     assert (got[0], [int(v) for v in got[1].coeffs()], int(got[2]), int(got[3])) == want
-    old = cut_rescale(fmpz_poly(a) * fmpz_poly(b), bits, up)
+    old = cut_rescale(fmpz_poly(a) * fmpz_poly(b), bits, up, exact_ceiling)
     assert old[0] == got[0] and old[1] == got[1] and old[2:] == got[2:]
 
 
