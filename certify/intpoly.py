@@ -17,7 +17,7 @@ from __future__ import annotations
 from flint import fmpz, fmpz_poly
 
 __all__ = ["ceil_div_pow2", "cell_sums", "decimate", "far_band", "floor_div_pow2",
-           "plus_one_each", "square_sparse_tail"]
+           "plus_one_each", "square_sparse_tail", "up_div_pow2"]
 
 
 def ceil_div_pow2(p: fmpz_poly, bits: int) -> fmpz_poly:
@@ -50,6 +50,22 @@ def plus_one_each(p: fmpz_poly, n: int) -> fmpz_poly:
         The sum (length n when n > 0).
     """
     return p + _ceil_addend(n, 1) if n > 0 else p
+
+
+def up_div_pow2(p: fmpz_poly, bits: int) -> fmpz_poly:
+    r"""Coefficient-wise :math:`\lfloor c / 2^{bits} \rfloor + 1 \ge \lceil c / 2^{bits} \rceil`
+    on every coefficient up to p's last non-zero one (:func:`floor_div_pow2`, then
+    :func:`plus_one_each`): rounding up for masses that need upper bounds only, one unit above
+    the ceiling where :math:`2^{bits}` divides the coefficient (zeros inside p included).
+
+    Args:
+        p: Integer polynomial with non-negative coefficients.
+        bits: The shift, >= 0.
+
+    Returns:
+        The rescaled polynomial.
+    """
+    return plus_one_each(floor_div_pow2(p, bits), p.length())
 
 
 _ADDEND_MAX_LENGTH = 1 << 16  # cached addends up to this length (~4.5 MB each at 80 bits)

@@ -90,7 +90,7 @@ from numeric.progress import progress
 
 from .budget import check_deadline, require
 from .engine import DEFAULT_PRECISION, ceil_upper, floor_lower, workprec
-from .intpoly import ceil_div_pow2, cell_sums, decimate, floor_div_pow2, plus_one_each
+from .intpoly import ceil_div_pow2, cell_sums, decimate, up_div_pow2
 from .lattice_grid import (
     TRUNC_BITS,
     cut_points,
@@ -518,9 +518,8 @@ def _coarsen_seq(s: Seq, r: int, w: list[int] | None) -> Seq:
     if w is None:
         out = cell_sums(s.coeffs, r, first, [1] * r)
     else:
-        # the tilted side needs upper bounds only: floor + 1 >= ceiling (certify.intpoly)
-        sums = cell_sums(s.coeffs, r, first, w)
-        out = plus_one_each(floor_div_pow2(sums, _WEIGHT_BITS), sums.length())
+        # the tilted side needs upper bounds only: floor + 1 >= ceiling
+        out = up_div_pow2(cell_sums(s.coeffs, r, first, w), _WEIGHT_BITS)
     return Seq(j0, out, s.extra, s.inf)
 
 

@@ -21,7 +21,7 @@ from numeric.mechanisms.base import DIRECTION_PQ
 
 from .budget import check_deadline
 from .engine import DEFAULT_PRECISION, ceil_upper, floor_lower, workprec
-from .intpoly import floor_div_pow2, plus_one_each
+from .intpoly import up_div_pow2
 from .lattice_grid import (
     TRUNC_BITS,
     bounded_cache,
@@ -414,12 +414,6 @@ _RETILT_BITS = 64  # fixed-point bits of the re-tilting factor
 _RETILT_MIN = 2.0**-40  # |log total| below this: the tilted side is left as it is
 
 
-def _scaled_up(coeffs: fmpz_poly, w: int) -> fmpz_poly:
-    """Every coefficient times :math:`w / 2^{64}`, rounded up (floor + 1 >= ceiling, one unit
-    on each coefficient: :func:`certify.intpoly.plus_one_each`)."""
-    return plus_one_each(floor_div_pow2(coeffs * w, _RETILT_BITS), coeffs.length())
-
-
 def retilt(low: LowerLattice) -> LowerLattice:
     r"""Renormalise the tilted P side to total mass about 1 (a numerical step; exact identity).
 
@@ -454,11 +448,11 @@ def retilt(low: LowerLattice) -> LowerLattice:
         return low
     with workprec(DEFAULT_PRECISION):
         w = ceil_upper(arb(g).exp() * (1 << _RETILT_BITS))
-    r = Seq(low.r.offset, _scaled_up(low.r.coeffs, w),
+    r = Seq(low.r.offset, up_div_pow2(low.r.coeffs * w, _RETILT_BITS),
             -((-low.r.extra * w) >> _RETILT_BITS), low.r.inf)
     tilts = merge_tilts((*low.tilts, (g, 1)))
     if tail is not None:  # the same identity, factor and tilts for the coarse tail
-        tr = Seq(tail.r.offset, _scaled_up(tail.r.coeffs, w), 0, 0)
+        tr = Seq(tail.r.offset, up_div_pow2(tail.r.coeffs * w, _RETILT_BITS), 0, 0)
         tail = LowerLattice(tail.h, tail.bits, tail.q, tr, tail.count, tail.direction,
                             tail.points, tilts)
     return LowerLattice(low.h, low.bits, low.q, r, low.count, low.direction, low.points,

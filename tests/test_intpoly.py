@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 flint = pytest.importorskip("flint")
 
-from certify.intpoly import ceil_div_pow2, floor_div_pow2, plus_one_each  # noqa: E402
+from certify.intpoly import ceil_div_pow2, floor_div_pow2, plus_one_each, up_div_pow2  # noqa: E402
 
 
 @given(st.lists(st.integers(0, 2**200), min_size=0, max_size=12), st.integers(0, 90))
@@ -39,6 +39,10 @@ def test_floor_plus_one_each_is_at_least_the_ceiling(coeffs, bits, extra):
     assert got == [c // d + 1 for c in padded]  # Python ints: // is the floor
     assert all(g >= -((-c) // d) for g, c in zip(got, padded, strict=True))
     assert plus_one_each(flint.fmpz_poly(coeffs), 0) == flint.fmpz_poly(coeffs)
+    # up_div_pow2: the same on every coefficient up to the last non-zero one
+    up = [int(c) for c in up_div_pow2(flint.fmpz_poly(coeffs), bits).coeffs()]
+    kept = coeffs[: max([i + 1 for i, c in enumerate(coeffs) if c] or [0])]
+    assert up == [c // d + 1 for c in kept]
 
 
 def test_a_mass_below_one_unit_rounds_up_to_one_unit():
