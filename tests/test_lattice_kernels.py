@@ -289,3 +289,26 @@ def test_sorted_unique_is_numpys_unique(values):
     x = np.array(values, dtype=np.int64)
     got, want = _sorted_unique(x), np.unique(x)
     assert got.dtype == want.dtype and got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("count", [1, 2])
+def test_a_sparse_product_rounds_up_without_units_on_its_zeros_only_for_single_steps(count):
+    # cut_rescale: floor + 1 (>= the ceiling) puts a unit on every kept coefficient, zeros
+    # included; the first product of single-step laws is sparse, so its callers keep the exact
+    # ceiling there (count 1), and later products take floor + 1 (count 2)
+    from certify.lattice_measure import multiply_lattices
+
+    bits = 80
+    cs = [0] * 40
+    cs[0], cs[17], cs[39] = 1 << 79, 1 << 78, (1 << 78) + 12345
+    lat = LatticePLD(2.0**-10, bits, 0, flint.fmpz_poly(cs), 0, count, "P||Q", 3)
+    out = multiply_lattices(lat, lat)
+    exact = [sum(cs[i] * cs[k - i] for i in range(40) if 0 <= k - i < 40) for k in range(79)]
+    got = _ints(out.coeffs)
+    assert out.offset == 0 and len(got) == 79
+    d = 1 << bits
+    assert all(g * d >= e for g, e in zip(got, exact, strict=True))  # every mass >= its share
+    if count == 1:
+        assert got == [-((-e) // d) for e in exact]  # the exact ceiling: zeros stay zero
+    else:
+        assert got == [e // d + 1 for e in exact]  # floor + 1: a unit on each zero too
