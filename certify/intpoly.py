@@ -69,7 +69,10 @@ def up_div_pow2(p: fmpz_poly, bits: int) -> fmpz_poly:
 
 
 _ADDEND_MAX_LENGTH = 1 << 16  # cached addends up to this length (~4.5 MB each at 80 bits)
-_ADDEND_BITS_KEPT = 3  # the products' B, the 64-bit weights, one more: ~14 MB in all
+_ONES_MAX_LENGTH = 1 << 20  # the ones of plus_one_each (one word each: 8 MB at most), which
+# serve every long product (80 000 kept coefficients at rate 0.01, 600 000 at rate 0.001):
+# rebuilt per call, 80 000 ones cost 2.2 ms against 0.2 ms to cut them from the cached ones
+_ADDEND_BITS_KEPT = 4  # the ones, the 64-bit weights, the products' B (probe and answer levels)
 _addends: dict[int, fmpz_poly] = {}
 
 
@@ -79,11 +82,12 @@ def _ceil_addend(n: int, bits: int) -> fmpz_poly:
     and a scalar product, measured at n = 5e3 .. 2e5). The constant d - 1 is spread by a scalar
     product in C: a list of n big Python ints converted one by one costs ~10x the rescaling
     itself (measured, n = 5000, bits = 80)."""
-    if n > _ADDEND_MAX_LENGTH:
+    limit = _ONES_MAX_LENGTH if bits == 1 else _ADDEND_MAX_LENGTH
+    if n > limit:
         return fmpz_poly([1] * n) * fmpz((1 << bits) - 1)
     k = _addends.get(bits)
     if k is None or k.length() < n:
-        size = min(_ADDEND_MAX_LENGTH, max(n, 1024, 2 * (0 if k is None else k.length())))
+        size = min(limit, max(n, 1024, 2 * (0 if k is None else k.length())))
         k = fmpz_poly([1] * size) * fmpz((1 << bits) - 1)
         if bits not in _addends and len(_addends) >= _ADDEND_BITS_KEPT:
             _addends.pop(next(iter(_addends)))

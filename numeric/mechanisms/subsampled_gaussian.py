@@ -43,6 +43,7 @@ L = log1p(p expm1(u)) > log(1 - p): ess inf L = log(1 - p), ess sup L = +inf.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -101,10 +102,19 @@ def subsampled_gaussian_pllr(x: np.ndarray, mu: float, rate: float) -> np.ndarra
     """
     u = mu * np.asarray(x, dtype=float) - 0.5 * mu * mu
     log1m = math.log1p(-rate) if rate < 1.0 else -math.inf
+    return _pllr_of_u(u, rate, lambda v: np.logaddexp(log1m, math.log(rate) + v))
+
+
+def _pllr_of_u(u: np.ndarray, rate: float, far: Callable[[np.ndarray], np.ndarray]
+               ) -> np.ndarray:
+    """L from u: ``log1p(p expm1(u))`` on :func:`_pllr_log1p_points`, ``far(u)`` (a
+    log-add-exp) elsewhere."""
     near = _pllr_log1p_points(u, rate)
     out = np.empty_like(u)
     out[near] = np.log1p(rate * np.expm1(u[near]))
-    out[~near] = np.logaddexp(log1m, math.log(rate) + u[~near])
+    rest = ~near
+    if rest.any():
+        out[rest] = far(u[rest])
     return out
 
 
@@ -127,13 +137,7 @@ def _pllr_fast(x: np.ndarray, mu: float, rate: float) -> np.ndarray:
     if not (rate <= 0.5):
         return subsampled_gaussian_pllr(x, mu, rate)
     u = mu * x - 0.5 * mu * mu
-    near = _pllr_log1p_points(u, rate)
-    out = np.empty_like(u)
-    out[near] = np.log1p(rate * np.expm1(u[near]))
-    far = ~near
-    if far.any():
-        out[far] = _logaddexp_const(math.log1p(-rate), math.log(rate) + u[far])
-    return out
+    return _pllr_of_u(u, rate, lambda v: _logaddexp_const(math.log1p(-rate), math.log(rate) + v))
 
 
 def _log1p_minus_x_both(w: np.ndarray, lp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
