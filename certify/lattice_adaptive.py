@@ -106,6 +106,7 @@ __all__ = [
     "LOWER_OPS",
     "ONE_TERM_TAIL_Z",
     "UPPER_OPS",
+    "Z_UPPER",
     "Resolution",
     "adaptive_lower",
     "adaptive_points",
@@ -139,6 +140,21 @@ r = 2, idle machine); added to the r term, so that a budget refuses a long re-di
 that would end past the deadline (issue 12: the fuzz's slowest ``auto`` call after the product
 estimates ran 0.7 s over in one)."""
 _Z = 7.0  # standard deviations out where eps lies, for the point weights of section A
+Z_UPPER = 12.0
+r"""The point weights of section A above zero loss: :math:`e^{zx - x^2/2}` with z = ``Z_UPPER``
+for :math:`x > 0` and z = 7 below (:func:`adaptive_points`). Tightness and work only: any
+points are valid (Lemma 2 of :mod:`certify.lattice`).
+
+Why: the Gaussian picture's z = 7 gave the single step's upper tail too few points. Measured
+2026-12-03 (paired runs, each query once per tree in fresh processes, the DP-SGD grid of
+``benchmarks/pair_trees.py``; every interval still meets 1e-4): CPU geometric mean 0.902 at
+rate 0.01, 0.915 at rate 0.001, 0.970 at rate 0.1, mostly because a coarser level meets the
+target (at the same level the widths fall, e.g. sigma 0.8, m = 1e6, delta 1e-10: 4.55e-5 ->
+3.64e-5). z = 20 gave 0.917 at rate 0.01 (more points at the same level). 1000 noise levels
+(several terms, level (64, 128)): 1.33e-4 -> 9.6e-5 wide with 2% more evaluations. z = 12 on
+both sides took points from the lower side, where the order Q||P of a small-rate pair lives:
+rate 0.001, sigma 0.8, m = 1e3, delta 1e-5 kept 116 points in that order, its upper end 0.458
+instead of 0.167, and the refinement climbed to level (512, 1024) (25 s instead of 1.4 s)."""
 _REL_GAP = 0.25  # relative chord gap (over cap) refined where the curve exceeds _FLOOR / count
 _FLOOR = 1e-12
 _UNIT_MIN = 2.0**-40
@@ -256,7 +272,7 @@ def adaptive_points(step: LatticeStep, total: int, unit: float, tau: float, prec
     composition the error of one step at s enters through the density of the other steps at
     :math:`\varepsilon - s`, about that many times the density at eps when eps lies z
     standard deviations :math:`\sigma_m` out (a Gaussian picture, z = 7 for delta down to about
-    1e-12), at most ``cap``; and, beyond ``tail_z`` sigma_m (default z) where the curve is above
+    1e-12; above zero loss z = :data:`Z_UPPER`, measured there), at most ``cap``; and, beyond ``tail_z`` sigma_m (default z) where the curve is above
     1e-12 / total (the single-step loss tail that matters when one step's large loss drives
     delta), while the gap exceeds 0.25 / cap of the curve's value; the same relative test from
     ``tail_z`` sigma_m on where the curve lies between ``tail_mass / total`` and tau (where the
@@ -322,7 +338,7 @@ def adaptive_points(step: LatticeStep, total: int, unit: float, tau: float, prec
             val[m] = at(m)
             chord = val[a] + (t[m] - t[a]) * (val[b] - val[a]) / (t[b] - t[a])
             x = m * unit / sigma_m
-            weight = min(math.exp(min(_Z * x - x * x / 2, 40.0)), cap)
+            weight = min(math.exp(min((Z_UPPER if x > 0 else _Z) * x - x * x / 2, 40.0)), cap)
             gap, here = (chord - val[m]).mid(), val[m].mid()
             if gap * weight > tol or (here > floor and gap > here * rel and x > _Z) or (
                     x > tail_z and tail_floor < here < tau and gap > here * rel):

@@ -150,11 +150,21 @@ def single_step_delta(mechanism: Any, eps: Any, direction: str = DIRECTION_PQ) -
 # grid range and spacing
 
 
+_RANGE_STEPS = 12
+"""Bisection steps refining each end of :func:`grid_range` (the end then lies within 2^-12 of
+its bracket, at most half its distance from zero, of the first point where the test fails;
+every returned end passes the test, so any number of steps is sound). 30 until 2026-12-03: at
+1000 noise levels the two ends of 2000 single steps (two pair orders) took about 140 000
+evaluations at 128 bits (4 s of an 8 s coarsest level) and refined each end to within ~1e-9,
+where 1e-4 is below one lattice unit."""
+
+
 def _search(pred: Callable[[arb], bool], start: float, outward: float) -> float:
     """A point x = start + k*outward (k >= 0, doubling) with pred(x) certified, then refined.
 
     ``pred`` is monotone: once true moving outward it stays true. Returns a point where it holds,
-    refined by 30 bisection steps towards ``start`` (every returned point satisfies pred).
+    refined by :data:`_RANGE_STEPS` bisection steps towards ``start`` (every returned point
+    satisfies pred).
     """
     with workprec(DEFAULT_PRECISION):
         def holds(x: float) -> bool:
@@ -165,7 +175,7 @@ def _search(pred: Callable[[arb], bool], start: float, outward: float) -> float:
             raise ArithmeticError("lattice: grid range search did not terminate")
         if holds(bad):
             return bad
-        good = bisect(holds, bad, good, steps=30)[1]
+        good = bisect(holds, bad, good, steps=_RANGE_STEPS)[1]
     return good
 
 
