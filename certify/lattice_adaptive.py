@@ -272,9 +272,10 @@ def adaptive_points(step: LatticeStep, total: int, unit: float, tau: float, prec
     composition the error of one step at s enters through the density of the other steps at
     :math:`\varepsilon - s`, about that many times the density at eps when eps lies z
     standard deviations :math:`\sigma_m` out (a Gaussian picture, z = 7 for delta down to about
-    1e-12; above zero loss z = :data:`Z_UPPER`, measured there), at most ``cap``; and, beyond ``tail_z`` sigma_m (default z) where the curve is above
-    1e-12 / total (the single-step loss tail that matters when one step's large loss drives
-    delta), while the gap exceeds 0.25 / cap of the curve's value; the same relative test from
+    1e-12; above zero loss z = :data:`Z_UPPER`, measured there), at most ``cap``; and, beyond
+    ``tail_z`` sigma_m (default z) where the curve is above 1e-12 / total (the single-step
+    loss tail that matters when one step's large loss drives delta), while the gap exceeds
+    0.25 / cap of the curve's value; the same relative test from
     ``tail_z`` sigma_m on where the curve lies between ``tail_mass / total`` and tau (where the
     absolute test cannot see it). Any output is valid; tau, sigma_m, cap, tail_z, tail_mass and
     unit govern tightness only.
