@@ -15,11 +15,11 @@ The interval itself is the error measure (a posteriori): the loop stops as soon 
 relative: ``upper - lower <= rel_width * upper``), or when the next level
 would not fit the work budget, or at the finest level; then the result carries a warning saying
 which. The work budget is counted in single-step evaluations (deterministic: the same query
-and budget always give the same grid, whatever the machine's load), at
-:data:`EVALS_PER_SECOND` of the active time budget (:mod:`certify.budget`), or
-:data:`DEFAULT_EVALUATIONS` without one; the deadline itself still stops a slow machine, keeping the
-finished levels' answer. One term: *probe* levels (``inputs["probe_levels"]``) and the answer's
-(:func:`certify.lattice_jump.level_bits`) may use fewer fixed-point bits; all are proven alike.
+and budget always give the same grid, whatever the machine's load), at :data:`EVALS_PER_SECOND`
+of the active time budget (:mod:`certify.budget`), or :data:`DEFAULT_EVALUATIONS` without one;
+the deadline itself still stops a slow machine, keeping the finished levels' answer. The levels
+after the first (:func:`certify.lattice_jump.level_bits`) and, one term, *probe* levels
+(``inputs["probe_levels"]``) may use fewer fixed-point bits; all are proven alike.
 
 The result reports the discretization chosen (units, points, resolution), the time spent, the
 a-priori rounding budget of the upper end and the Q-mass lost by the lower end in ``inputs``.
@@ -107,9 +107,7 @@ reference machine, products included, so that a wall-clock budget holds on a sha
 SPLIT_TAILS = True
 """One term: the upper end's composed laws carry their far tails on a coarser lattice
 (:mod:`certify.lattice_split`; False: one fine lattice, as before)."""
-ONE_TERM_TAIL_RATIO = lattice_split.TAIL_RATIO
-"""Coarse unit / fine unit of the one-term split laws (several terms:
-:data:`certify.lattice_hetero.HETERO_TAIL_RATIO`)."""
+ONE_TERM_TAIL_RATIO = lattice_split.TAIL_RATIO  # several terms: lattice_hetero.HETERO_TAIL_RATIO
 
 _ABS_FLOOR = 0.01  # below this value the target width is absolute: rel_width * 0.01
 
@@ -206,7 +204,8 @@ def _law(comp: Composition, res: Resolution, bits: int, direction: str, lower: b
 
 
 def _law_multi(comp: Composition, res: Resolution, bits: int, direction: str, upper: bool,
-               lower: bool, tail_mass: float = 0.0) -> tuple[Any, Any, int]:
+               lower: bool, tail_mass: float = 0.0, prec: int | None = None
+               ) -> tuple[Any, Any, int]:
     """Several terms: (upper block or None, lower block or None, evaluations) of one pair
     order, one multi-exponentiation of the single-step blocks per end
     (:class:`certify.lattice_hetero.MultiPower`, where the proof is), built term by term in one
@@ -228,7 +227,8 @@ def _law_multi(comp: Composition, res: Resolution, bits: int, direction: str, up
         check_deadline("in the lattice terms")
         _, unit, idx, values, tails = _term_points(step, total, res, bits, sigma_m,
                                                    hetero_initial(len(terms), res.single),
-                                                   bits + HETERO_EVAL_GUARD)
+                                                   bits + HETERO_EVAL_GUARD if prec is None
+                                                   else prec)
         lattice_memory.check_block_memory(step, idx, res)
         evals += len(idx)  # cached or not: the work measure must not depend on the caches
         if up is not None:
@@ -254,7 +254,7 @@ def _laws(comp: Composition, res: Resolution, bits: int, pick, skip=None, first=
         if skip is not None and ups and skip(d, ups):
             continue
         if several:
-            ups[d], low, n = _law_multi(comp, res, bits, d, True, not ups, tail_mass)
+            ups[d], low, n = _law_multi(comp, res, bits, d, True, not ups, tail_mass, prec)
             if low is not None:
                 lows[d] = low
         else:
@@ -263,7 +263,7 @@ def _laws(comp: Composition, res: Resolution, bits: int, pick, skip=None, first=
     d = pick(ups)
     if d not in lows:
         if several:
-            _, lows[d], n = _law_multi(comp, res, bits, d, False, True, tail_mass)
+            _, lows[d], n = _law_multi(comp, res, bits, d, False, True, tail_mass, prec)
         else:
             lows[d], n = _law(comp, res, bits, d, True, tail_mass, prec)
         evals += n
@@ -400,7 +400,7 @@ def _epsilon_once(comp: Composition, target: arb, res: Resolution, bits: int,
         if k is None or k <= at[d] or not has_margin(old, d):
             return
         lat, _, n = _law_multi(comp, LEVELS[k], bits, d, True, False,
-                               tail_mass_for(float(target.upper())))
+                               tail_mass_for(float(target.upper())), prec)
         lazy_evals[0] += n
         at[d] = k
         lazy_at[d] = (LEVELS[k].single, LEVELS[k].composed)
@@ -579,8 +579,8 @@ def _refine(once, comp: Composition, x: arb, rel_width: Any, bits: int | None) -
     # the upper ends of the pair orders carried from level to level (an order whose carried
     # upper end is below another's at this level is not recomputed: _epsilon_once)
     extra: dict[str, Any] = {"carry": {}}
-    if len(comp.terms) == 1:  # one Arb precision on every level, probes too (evaluation_memo)
-        extra["prec"] = DEFAULT_PRECISION + b
+    # one Arb precision on every level (evaluation_memo), whatever the level's bits
+    extra["prec"] = (DEFAULT_PRECISION if len(comp.terms) == 1 else HETERO_EVAL_GUARD) + b
     for _ in range(len(LEVELS)):
         res = LEVELS[i]
         level_bits = (lattice_jump.probe_bits if probe else lattice_jump.level_bits)(b, drop)
@@ -600,7 +600,7 @@ def _refine(once, comp: Composition, x: arb, rel_width: Any, bits: int | None) -
             history.append((i, float((out.upper_mpf - out.lower_mpf) / _scale(out)), evals))
         if best is None:
             best = out
-            if len(comp.terms) == 1 and lattice_jump.PROBE_BIT_DROP > 0:
+            if lattice_jump.PROBE_BIT_DROP > 0:  # several terms: level_bits only, no probes
                 drop = _probe_drop(once, x, out)
         else:
             merged = best.intersect(out)

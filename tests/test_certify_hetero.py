@@ -103,6 +103,27 @@ def test_many_terms_run_the_horner_chain_finer():
     assert MultiPower([1] * few, [1.0] * few, 4, UPPER_OPS).horner == 1
 
 
+def _wide_block(h: float) -> LatticePLD:
+    # one step spread over 2^10 units of h: its products are never coarser than its own unit
+    return LatticePLD(h, BITS, -512, fmpz_poly([1 << (BITS - 10)] * 1024), 0, 1, "P||Q", 1024)
+
+
+def test_many_terms_run_the_trees_products_finer_too():
+    # a tree product settles to unit_below(sqrt(v) / (per_sigma * HORNER_FACTOR)) from
+    # HORNER_MIN_TERMS terms on (never finer than its factors): 64 leaves of variance 1 at
+    # per_sigma 4 give 8 / 16 -> 0.5, where per_sigma alone would give 8 / 4 = 2.0
+    terms, per_sigma, h = 64, 4, 2.0**-12
+    assert terms >= HORNER_MIN_TERMS and HORNER_FACTOR == 4
+    acc = MultiPower([1] * terms, [1.0] * terms, per_sigma, UPPER_OPS)
+    assert acc.floor < 1.0  # the floor unit is not the binding one here
+    for _ in range(terms):
+        acc.push(_wide_block(h))
+    (key,) = acc.stacks
+    ((top, v, leaves),) = acc.stacks[key]
+    assert (v, leaves) == (64.0, 64)
+    assert top.h == 2.0 ** math.floor(math.log2(8.0 / (per_sigma * HORNER_FACTOR))) == 0.5
+
+
 @pytest.mark.parametrize("per_sigma", [2, 16])
 def test_multi_power_of_many_terms_dominates_the_exact_composition(per_sigma):
     # enough terms for the finer Horner chain (HORNER_FACTOR), counts with several digit sets

@@ -395,3 +395,15 @@ def test_evaluation_memos_keep_a_bounded_number_of_points(monkeypatch):
     big.update({float(i): (i,) for i in range(20)})
     assert la.evaluation_memo("a", 192, True) == {}  # over the bound alone: emptied
     assert la._memos.kept == 0  # c holds none, a was emptied
+
+
+def test_the_lower_side_keeps_its_point_weights_for_the_swapped_order():
+    # rate 0.001, sigma 0.8, m = 1e3, delta 1e-5: the order Q||P lives below zero loss. With the
+    # upper side's z (certify.lattice_adaptive.Z_UPPER) on both sides it kept ~120 single-step
+    # points, its eps upper end stayed at 0.458 (finer levels: 0.167) above P||Q's 0.3036, and
+    # the refinement climbed to (512, 1024) for 25 s instead of stopping at (32, 64)
+    b = target_epsilon_interval([(PoissonSubsampledGaussian(0.8, 0.001), 1000)], 1e-5)
+    assert b.upper_mpf - b.lower_mpf <= 1e-4 * b.upper_mpf
+    assert b.inputs["resolution"]["single"] <= 64
+    per = b.inputs["per_direction"]
+    assert per["Q||P"] < float(b.lower_mpf) <= per["P||Q"]
