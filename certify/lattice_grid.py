@@ -151,12 +151,12 @@ def single_step_delta(mechanism: Any, eps: Any, direction: str = DIRECTION_PQ) -
 
 
 _RANGE_STEPS = 12
-"""Bisection steps refining each end of :func:`grid_range` (the end then lies within 2^-12 of
-its bracket, at most half its distance from zero, of the first point where the test fails;
-every returned end passes the test, so any number of steps is sound). 30 until 2026-12-03: at
-1000 noise levels the two ends of 2000 single steps (two pair orders) took about 140 000
-evaluations at 128 bits (4 s of an 8 s coarsest level) and refined each end to within ~1e-9,
-where 1e-4 is below one lattice unit."""
+"""Bisection steps refining each end of :func:`grid_range`: the end returned passes the test
+and lies within 2^-12 of its doubling bracket (0.25 wide, or at most as wide as the end is far
+from zero) of a point where the test fails. Any number of steps is sound; fewer only widen the
+range a little. 30 until 2026-12-03: at 1000 noise levels the ends of 2000 single steps (two
+pair orders) took about 140 000 evaluations at 128 bits, 4 s of an 8 s coarsest level, to pin
+each end 2^-30 of its bracket, far below one lattice unit."""
 
 
 def _search(pred: Callable[[arb], bool], start: float, outward: float) -> float:

@@ -97,7 +97,7 @@ _COST_PER_LEVEL = 1.5  # single-step evaluations grow about this much per level
 DEFAULT_EVALUATIONS = 720_000
 """Work budget without an active time budget, in single-step evaluations (about a minute of CPU
 on the reference machine: 1000 subsampled Gaussians x 100 steps reach 1e-4 with ~610 000 in
-~53 s; one term runs ~12 000 a second). 480 000 until 2026-12-03 (one level short there)."""
+55-60 s; one term runs ~12 000 a second). 480 000 until 2026-12-03 (one level short there)."""
 
 EVALS_PER_SECOND = 2_500
 """Single-step Arb evaluations a second of an active time budget buys: about a fifth of the

@@ -314,3 +314,27 @@ def test_arb_eps_ball_is_evaluated_at_its_lower_end():
         ball = arb(1.0) + arb(0).union(arb(1e-3))
     b = lattice_delta_bound(Gaussian(1.0), ball, h=2.0**-8)
     assert b.upper_mpf >= delta_mu(1.0, 1.0)
+
+
+@pytest.mark.parametrize("swapped", [False, True])
+@pytest.mark.parametrize(("sigma", "rate", "count"), [(0.8, 0.01, 100), (2.0, 0.001, 10**4),
+                                                      (1.0, 0.1, 10)])
+def test_grid_range_ends_pass_their_test_and_sit_near_its_boundary(sigma, rate, count, swapped):
+    # the ends pass the range test (mass beyond them at most 2^-72 / count, certified), and the
+    # bisection (lattice_grid._RANGE_STEPS = 12) leaves each within 2^-12 of its doubling bracket
+    # (0.25 wide, or at most as wide as the end is far from zero), so moving an end by 2^-11 of
+    # max(0.25, |end|) inwards fails the test
+    from certify.lattice_grid import grid_range
+    from certify.mechanisms.subsampled_gaussian import SubsampledGaussianStep
+
+    step = SubsampledGaussianStep(sigma, rate, swapped)
+    lo, hi = grid_range(step, count)
+    tol = arb(2.0**-72) / count
+    with workprec(128):
+        assert lo <= 0.0 <= hi
+        for end, test in ((lo, step.gap), (hi, step.excess)):
+            if end == 0.0:
+                continue
+            assert test(arb(end)).upper() <= tol
+            inward = end - math.copysign(2.0**-11 * max(0.25, abs(end)), end)
+            assert not test(arb(inward)).upper() <= tol
