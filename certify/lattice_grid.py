@@ -60,6 +60,7 @@ __all__ = [
     "fold",
     "grid_points",
     "grid_range",
+    "keeps_ceiling",
     "lattice_terms",
     "mul_cut_rescale",
     "single_step_delta",
@@ -463,6 +464,20 @@ def mul_cut_rescale(a: fmpz_poly, b: fmpz_poly, bits: int, up: bool,
     return _cut_rescale([a * b], bits, up, trunc_bits, exact_ceiling)
 
 
+def keeps_ceiling(count_a: int, count_b: int) -> bool:
+    """Whether the product of factors of these step counts rounds up by the exact ceiling
+    (``exact_ceiling`` of :func:`cut_rescale`): when one factor is a single step, whose sparse
+    atoms would each gain a unit on their zeros under floor + 1."""
+    return count_a == 1 or count_b == 1
+
+
+def _window(p: fmpz_poly, low: int, top: int) -> fmpz_poly:
+    """Coefficients low..top of p (index 0 = low)."""
+    if top + 1 < p.length():
+        p = p.truncate(top + 1)
+    return p.right_shift(low) if low > 0 else p
+
+
 def _cut_rescale(box: list, bits: int, up: bool, trunc_bits: int = TRUNC_BITS,
                  exact_ceiling: bool = False) -> tuple[int, fmpz_poly, int, int]:
     """:func:`cut_rescale` on the product in ``box`` (taken out of it, so that the only
@@ -470,19 +485,10 @@ def _cut_rescale(box: list, bits: int, up: bool, trunc_bits: int = TRUNC_BITS,
     prod = box.pop()
     tau = 1 << (bits + max(0, bits - trunc_bits))
     low, top, above, below = cut_sums(prod, tau)
-    n = prod.length()
     if up and exact_ceiling:
-        if top + 1 < n:
-            prod = prod.truncate(top + 1)
-        if low > 0:
-            prod = prod.right_shift(low)
-        kept = ceil_div_pow2(prod, bits)
+        kept = ceil_div_pow2(_window(prod, low, top), bits)
     else:  # the whole product first: the cut copies the shorter quotients
-        kept = floor_div_pow2(prod, bits)
-        if top + 1 < n:
-            kept = kept.truncate(top + 1)
-        if low > 0:
-            kept = kept.right_shift(low)
+        kept = _window(floor_div_pow2(prod, bits), low, top)
         if up:  # floor + 1 >= ceiling on every kept coefficient
             kept = plus_one_each(kept, top + 1 - low)
     del prod

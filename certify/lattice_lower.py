@@ -27,6 +27,7 @@ from .lattice_grid import (
     bounded_cache,
     fold,
     grid_range,
+    keeps_ceiling,
     mul_cut_rescale,
     sum_above,
 )
@@ -405,7 +406,7 @@ def combine_lowers(a: LowerLattice, b: LowerLattice, trunc_bits: int = TRUNC_BIT
     check_deadline("in the lattice lower end (convolutions)")
     return LowerLattice(a.h, a.bits, multiply_seqs(a.q, b.q, a.bits, False, trunc_bits),
                         multiply_seqs(a.r, b.r, a.bits, True, trunc_bits,
-                                      a.count == 1 or b.count == 1),  # sparse leaves
+                                      keeps_ceiling(a.count, b.count)),
                         a.count + b.count,
                         a.direction, max(a.points, b.points), a.tilts + b.tilts)
 

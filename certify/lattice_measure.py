@@ -17,7 +17,7 @@ from flint import arb, arb_poly, fmpz, fmpz_poly
 
 from .budget import check_deadline
 from .engine import DEFAULT_PRECISION, endpoints, workprec
-from .lattice_grid import mul_cut_rescale
+from .lattice_grid import keeps_ceiling, mul_cut_rescale
 from .search import bisect, snap_up
 
 __all__ = ["LatticePLD", "epsilon_upper", "multiply_lattices"]
@@ -107,7 +107,7 @@ def multiply_lattices(a: LatticePLD, b: LatticePLD) -> LatticePLD:
     # ends cut on the exact product (top: smallest K with exact mass above <= 2^-64, moved to
     # +infinity; bottom: lumped onto index low), the rest rescaled up: floor + 1 >= ceiling
     low, kept, above, below = mul_cut_rescale(a.coeffs, b.coeffs, bits, up=True,
-                                              exact_ceiling=a.count == 1 or b.count == 1)
+                                              exact_ceiling=keeps_ceiling(a.count, b.count))
     inf += above
     if low > 0:
         kept = kept + fmpz_poly([below])

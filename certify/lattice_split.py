@@ -79,7 +79,7 @@ from flint import arb, fmpz_poly
 
 from .intpoly import ceil_div_pow2, cell_sums
 from .lattice_adaptive import UPPER_OPS, require_coarsen, upper_weights
-from .lattice_grid import cut_sums, mul_cut_rescale
+from .lattice_grid import cut_sums, keeps_ceiling, mul_cut_rescale
 from .lattice_measure import LatticePLD
 
 __all__ = ["MIN_SPAN", "SPLIT_UPPER_OPS", "TAIL_FRACTION", "TAIL_MASS", "TAIL_RATIO", "SplitPLD",
@@ -355,7 +355,7 @@ def _mul(x: LatticePLD, y: LatticePLD, tail: bool = False) -> tuple[LatticePLD, 
         return _piece(x, x.h, 0, fmpz_poly([])), 0
     low, kept, above, below = mul_cut_rescale(x.coeffs, y.coeffs, x.bits, True,
                                               x.bits if tail else CORE_TRUNC_BITS,
-                                              x.count == 1 or y.count == 1)  # sparse leaves
+                                              keeps_ceiling(x.count, y.count))
     if low > 0:
         kept = kept + fmpz_poly([below])
     out = LatticePLD(x.h, x.bits, x.offset + y.offset + low, kept, 0, x.count + y.count,
