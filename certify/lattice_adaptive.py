@@ -384,15 +384,18 @@ def adaptive_upper(step: LatticeStep, idx: list[int], values: list[arb], unit: f
     return LatticePLD(unit, bits, off, kept, inf, 1, direction, len(idx))
 
 
-def upper_atoms(step: LatticeStep, idx: list[int], values: list[arb], unit: float, bits: int
-                ) -> tuple[list[int], int]:
+def upper_atoms(step: LatticeStep, idx: list[int], values: list[arb], unit: float, bits: int,
+                prec: int | None = None) -> tuple[list[int], int]:
     r"""The masses (units :math:`2^{-B}`) of :func:`adaptive_upper`'s measure at the points
     ``idx``, one per point, and its mass at +infinity, before the safe truncation of the ends
-    (a sparse form: at small sampling rates the points are ~1e3 over ~1e6 lattice units)."""
+    (a sparse form: at small sampling rates the points are ~1e3 over ~1e6 lattice units).
+    ``prec``: the first working precision (None: ``DEFAULT_PRECISION + bits``; time only: the
+    masses are recomputed at twice the precision while a chord's radius exceeds
+    :math:`2^{-B-8}`)."""
     n = len(idx)
     _check_span(idx, unit)
     scale = 1 << bits
-    prec = DEFAULT_PRECISION + bits
+    prec = DEFAULT_PRECISION + bits if prec is None else prec
     H = list(values)
     while True:
         with workprec(prec):
@@ -436,14 +439,15 @@ def adaptive_lower(step: LatticeStep, idx: list[int], unit: float, bits: int, co
 
 
 def lower_atoms(step: LatticeStep, idx: list[int], unit: float, bits: int,
-                tails: dict | None = None) -> tuple[list[int], list[int], int, float]:
+                tails: dict | None = None, prec: int | None = None
+                ) -> tuple[list[int], list[int], int, float]:
     r"""The cell masses of :func:`adaptive_lower` in sparse form: (Q masses rounded down,
     tilted P masses rounded up, one per point of ``idx``; the Q mass of the cell at +infinity;
-    the tilt gamma)."""
+    the tilt gamma). ``prec``: as for :func:`upper_atoms` (a cell mass's radius)."""
     n = len(idx)
     _check_span(idx, unit)
     scale = 1 << bits
-    prec = DEFAULT_PRECISION + bits
+    prec = DEFAULT_PRECISION + bits if prec is None else prec
     tilt = None
     while True:
         with workprec(prec):

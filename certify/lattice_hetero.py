@@ -85,8 +85,9 @@ from .lattice_split_lower import (
 from .steps import LatticeStep
 
 __all__ = ["FLOOR_SHARE", "HETERO_MIN_SPAN", "HETERO_SPLIT_TAILS", "HETERO_TAIL_RATIO",
-           "HORNER_FACTOR", "HORNER_MIN_TERMS", "LOWER_OPS_RENORM", "MultiPower", "hetero_ops",
-           "leaf_lower", "leaf_upper", "multi_power", "renormalize_lower"]
+           "HETERO_TAIL_SCALE", "HORNER_FACTOR", "HORNER_MIN_TERMS", "LOWER_OPS_RENORM",
+           "MultiPower", "hetero_ops", "hetero_tail_mass", "leaf_lower", "leaf_upper",
+           "multi_power", "renormalize_lower"]
 
 
 FLOOR_SHARE = 4.0
@@ -183,6 +184,25 @@ eps at delta lies in the composed law's far upper tail, which the blocks' tails 
 one-term :data:`certify.lattice_split.TAIL_RATIO` (64) is unchanged."""
 
 
+HETERO_TAIL_SCALE = 100.0
+r"""Several terms split their laws at this many times the one-term split mass
+(:func:`hetero_tail_mass`; tightness and time only: any split mass is valid). The cores of the
+single-step blocks end where the loss's heavy upper tail falls below the split mass, so a larger
+mass shortens the trees' first products, which were half of their CPU. Measured 2026-12-03
+(1000 noise levels, rate 0.01, x 100 steps, delta 1e-5, level (64, 128), 60 bits, one run
+each, two runs side by side): scale 1 (1e-10 per end) 9.643e-5 wide, ~43 s; 100 (1e-8)
+9.658e-5, 37.7 s; 1000 (1e-7) 9.751e-5, 33.5 s; 1e4 (1e-6) 1.036e-4, 31.7 s. The lower end
+loses most (its test statistic is coarse in the tails, which feed eps's far upper tail: with
+1e5 steps, 1e5 x 1e-8 of the paths have a step in its tail); 1e-6 on the upper end alone:
+9.715e-5."""
+
+
+def hetero_tail_mass(tail_mass: float) -> float:
+    r"""The split mass per end of a several-term composition's laws: :data:`HETERO_TAIL_SCALE`
+    times the one-term ``tail_mass`` (:func:`certify.lattice_split.tail_mass_for`: so 1e-8 at
+    delta >= 1e-5, 1e-3 delta below), at most 0.25."""
+    return min(HETERO_TAIL_SCALE * tail_mass, 0.25)
+
 HETERO_MIN_SPAN = 2048
 """A several-term law spanning at most this many fine units stays one fine law (the one-term
 :data:`certify.lattice_split.MIN_SPAN` is 16384; tightness and time only). At 1000 noise
@@ -194,7 +214,7 @@ there (the interval bit-identical to the one-lattice one, the same CPU). Measure
 
 def leaf_upper(step: LatticeStep, idx: list[int], values: list[Any], unit: float, bits: int,
                direction: str, tail_mass: float, ratio: int = TAIL_RATIO,
-               min_span: int = HETERO_MIN_SPAN) -> SplitPLD:
+               min_span: int = HETERO_MIN_SPAN, prec: int | None = None) -> SplitPLD:
     r"""The single-step dominating block of section A (:mod:`certify.lattice_adaptive`) as a
     core + coarse tail law (:data:`HETERO_SPLIT_TAILS`).
 
@@ -215,12 +235,14 @@ def leaf_upper(step: LatticeStep, idx: list[int], values: list[Any], unit: float
         bits: Fixed-point bits B.
         direction: Pair order.
         tail_mass: Split mass per end (tightness only).
+        prec: The atoms' first working precision (None: the default of
+            :func:`certify.lattice_adaptive.upper_atoms`; time only).
 
     Returns:
         A :class:`certify.lattice_split.SplitPLD` of count 1.
     """
     if idx[-1] - idx[0] >= min_span:
-        atoms, inf = upper_atoms(step, idx, values, unit, bits)
+        atoms, inf = upper_atoms(step, idx, values, unit, bits, prec)
         return split_atoms(idx, atoms, inf, unit, bits, direction, ratio, tail_mass)
     return split_upper(adaptive_upper(step, idx, values, unit, bits, direction), ratio,
                        tail_mass, min_span)
@@ -228,7 +250,7 @@ def leaf_upper(step: LatticeStep, idx: list[int], values: list[Any], unit: float
 
 def leaf_lower(step: LatticeStep, idx: list[int], unit: float, bits: int, direction: str,
                tails: dict | None, tail_mass: float, ratio: int = TAIL_RATIO,
-               min_span: int = HETERO_MIN_SPAN) -> LowerLattice:
+               min_span: int = HETERO_MIN_SPAN, prec: int | None = None) -> LowerLattice:
     r"""The single-step binned-test laws of section B (:mod:`certify.lattice_adaptive`) as core
     + coarse tail (:func:`certify.lattice_split_lower.split_lower_atoms` for a span of at least
     ``min_span`` units (default :data:`HETERO_MIN_SPAN`), else
@@ -245,12 +267,13 @@ def leaf_lower(step: LatticeStep, idx: list[int], unit: float, bits: int, direct
         direction: Pair order.
         tails: The step's tails at the points if evaluated already, else None.
         tail_mass: Split mass per end (tightness only).
+        prec: As for :func:`leaf_upper`.
 
     Returns:
         A :class:`certify.lattice_lower.LowerLattice` of count 1 (its ``tail`` the coarse piece).
     """
     if idx[-1] - idx[0] >= min_span:
-        qm, rm, q_inf, tilt = lower_atoms(step, idx, unit, bits, tails)
+        qm, rm, q_inf, tilt = lower_atoms(step, idx, unit, bits, tails, prec)
         return split_lower_atoms(idx, qm, rm, q_inf, tilt, unit, bits, direction, ratio,
                                  tail_mass)
     return split_lower(adaptive_lower(step, idx, unit, bits, 1, direction, tails), ratio,

@@ -66,13 +66,17 @@ HETERO_INITIAL_MANY = 4
 least :data:`HETERO_MANY_TERMS` terms (tightness and work only: any points are valid)."""
 
 
-HETERO_EVAL_GUARD = 64
+HETERO_EVAL_GUARD = 40
 """Several terms: the single-step curve and tails are evaluated at ``bits + HETERO_EVAL_GUARD``
 bits of working precision (one term: ``DEFAULT_PRECISION + bits``). Tightness and time only:
 every value is an Arb ball, and the blocks re-evaluate at a higher precision whenever a
 chord's or a cell mass's radius exceeds :math:`2^{-B-8}` (:func:`certify.lattice_adaptive.
-adaptive_upper`, :func:`~certify.lattice_adaptive.adaptive_lower`); 64 guard bits cover the
-chords' cancellation (adjacent points at most 2^-20 apart lose about 20 bits)."""
+adaptive_upper`, :func:`~certify.lattice_adaptive.adaptive_lower`, and the single-step atoms
+of :func:`certify.lattice_hetero.leaf_upper` / ``leaf_lower``, which run at this precision too);
+40 guard bits cover the chords' cancellation (adjacent points at most 2^-20 apart lose about 20
+bits). 64 until 2026-12-03: 40 keeps a first level's 64 + 40 bits at two limbs where Arb's erfc
+is cheap (2.8 us at 104 bits, 3.7 us at 108, 4.2 us at 128, measured), ~2 s of the 1000-level
+final level (the same interval to 10 digits)."""
 
 HETERO_LAZY_STEP = 2
 """Several terms: an order that cannot be skipped is first recomputed this many levels above

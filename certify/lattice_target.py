@@ -97,7 +97,7 @@ _COST_PER_LEVEL = 1.5  # single-step evaluations grow about this much per level
 DEFAULT_EVALUATIONS = 720_000
 """Work budget without an active time budget, in single-step evaluations (about a minute of CPU
 on the reference machine: 1000 subsampled Gaussians x 100 steps reach 1e-4 with ~610 000 in
-55-60 s; one term runs ~12 000 a second). 480 000 until 2026-12-03 (one level short there)."""
+~40 s; one term runs ~12 000 a second). 480 000 until 2026-12-03 (one level short there)."""
 
 EVALS_PER_SECOND = 2_500
 """Single-step Arb evaluations a second of an active time budget buys: about a fifth of the
@@ -210,33 +210,33 @@ def _law_multi(comp: Composition, res: Resolution, bits: int, direction: str, up
     order, one multi-exponentiation of the single-step blocks per end
     (:class:`certify.lattice_hetero.MultiPower`, where the proof is), built term by term in one
     pass (each term's points serve both ends; the blocks are not kept: dense, and many). The
-    blocks are fine-core / coarse-tail laws split at ``tail_mass`` per end
-    (:data:`certify.lattice_hetero.HETERO_SPLIT_TAILS`, proof there)."""
+    blocks are fine-core / coarse-tail laws split per end at ``hetero_tail_mass(tail_mass)``
+    (one-term mass ``tail_mass``; proof at :data:`certify.lattice_hetero.HETERO_SPLIT_TAILS`)."""
     terms, total = lattice_terms(comp, direction)
     sigma_m = math.sqrt(sum(c * st.rough_std() ** 2 for st, c in terms))
     terms = sorted(terms, key=lambda t: t[0].rough_std())
     counts = [c for _, c in terms]
     var = [st.rough_std() ** 2 for st, _ in terms]
     ratio = lattice_hetero.HETERO_TAIL_RATIO
+    tail_mass = lattice_hetero.hetero_tail_mass(tail_mass)
     up_ops, low_ops = hetero_ops(tail_mass, ratio)
     up = MultiPower(counts, var, res.composed, up_ops) if upper else None
     low = MultiPower(counts, var, res.composed, low_ops) if lower else None
     split = up_ops is not UPPER_OPS
-    evals = 0
+    evals, prec = 0, bits + HETERO_EVAL_GUARD if prec is None else prec
+    leaf = {"tail_mass": tail_mass, "ratio": ratio, "prec": prec}  # the split leaves' settings
     for step, _ in terms:
         check_deadline("in the lattice terms")
         _, unit, idx, values, tails = _term_points(step, total, res, bits, sigma_m,
-                                                   hetero_initial(len(terms), res.single),
-                                                   bits + HETERO_EVAL_GUARD if prec is None
-                                                   else prec)
+                                                   hetero_initial(len(terms), res.single), prec)
         lattice_memory.check_block_memory(step, idx, res)
         evals += len(idx)  # cached or not: the work measure must not depend on the caches
         if up is not None:
-            up.push(leaf_upper(step, idx, values, unit, bits, direction, tail_mass, ratio)
-                    if split else adaptive_upper(step, idx, values, unit, bits, direction))
+            up.push(leaf_upper(step, idx, values, unit, bits, direction, **leaf) if split
+                    else adaptive_upper(step, idx, values, unit, bits, direction))
         if low is not None:
-            low.push(leaf_lower(step, idx, unit, bits, direction, tails, tail_mass, ratio)
-                     if split else adaptive_lower(step, idx, unit, bits, 1, direction, tails))
+            low.push(leaf_lower(step, idx, unit, bits, direction, tails, **leaf) if split
+                     else adaptive_lower(step, idx, unit, bits, 1, direction, tails))
             evals += 0 if tails is not None else 2 * len(idx)
     return (None if up is None else up.result(), None if low is None else low.result(), evals)
 

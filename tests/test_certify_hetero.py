@@ -177,6 +177,23 @@ def test_many_distinct_gaussians_bracket_gdp_delta():
     assert b.upper_mpf - b.lower_mpf <= 1e-3 * b.upper_mpf
 
 
+@pytest.mark.parametrize("scale", [1.0, 1e20])
+def test_distinct_gaussians_split_at_any_mass_bracket_gdp_delta(monkeypatch, scale):
+    """The several-term split mass (HETERO_TAIL_SCALE x the one-term mass) is a tightness knob:
+    with every product split (HETERO_MIN_SPAN 16, read by the products' operations) at the
+    one-term mass or at 0.25 per end (the cap, which sends the ladder to (128, 128)), the
+    interval still holds the GDP value."""
+    import certify.lattice_hetero as lh
+
+    monkeypatch.setattr(lh, "HETERO_MIN_SPAN", 16)
+    monkeypatch.setattr(lh, "HETERO_TAIL_SCALE", scale)
+    comp = [(Gaussian(s), c) for s, c in zip(SIGMAS, COUNTS, strict=True)]
+    b = target_delta_interval(comp, 2.0, rel_width=1e-2)
+    want = _gdp_delta(MU, 2.0)
+    assert b.lower_mpf <= want <= b.upper_mpf
+    assert b.upper_mpf - b.lower_mpf <= 1e-2 * b.upper_mpf
+
+
 def test_distinct_subsampled_gaussians_at_rate_one_bracket_gdp_epsilon():
     comp = [(PoissonSubsampledGaussian(s, 1.0), c) for s, c in zip(SIGMAS, COUNTS, strict=True)]
     b = target_epsilon_interval(comp, 1e-6, rel_width=1e-4)
@@ -311,3 +328,58 @@ def test_renormalized_lower_block_is_never_less_conservative(seed):
                 # the same test, the P side over-estimated a little more: never a higher value
                 assert b.upper() <= a.upper() + 2.0**-100
                 assert (a - b).upper() <= 1e-12
+
+
+# --- the single-step atoms at the evaluations' precision (HETERO_EVAL_GUARD) ------------------
+
+
+@pytest.mark.parametrize("lower", [False, True])
+def test_atoms_started_below_the_needed_precision_recompute_higher(lower):
+    """``upper_atoms`` / ``lower_atoms`` take the evaluations' precision for several terms (40
+    guard bits). Started far too low (30 bits, balls ~2^-30 wide against the 2^-68 a mass
+    needs), they must evaluate the step again at a higher precision and land within one unit
+    of each tail (upper end) or mass (lower end) of the default 188-bit computation; without the
+    re-evaluation the masses would be off by ~2^30 units."""
+    from certify.lattice_adaptive import lower_atoms, upper_atoms
+
+    class Counting(SubsampledGaussianStep):
+        calls = 0
+
+        def delta_tails(self, s):
+            type(self).calls += 1
+            return super().delta_tails(s)
+
+    step = Counting(0.9, 0.01)
+    unit, bits = 2.0**-9, 60
+    idx = [-6, -3, 0, 1, 2, 3, 5, 8, 12, 20, 40, 80, 160, 320, 640, 1200]
+    u = arb(unit)
+
+    def evaluated(prec):
+        with workprec(prec):
+            return {k: step.delta_tails(arb(k) * u) for k in idx}
+
+    low_vals, ref_vals = evaluated(30), evaluated(188)
+    Counting.calls = 0
+    if lower:
+        got = lower_atoms(step, idx, unit, bits, {k: v[1:] for k, v in low_vals.items()}, 30)
+        ref = lower_atoms(step, idx, unit, bits, {k: v[1:] for k, v in ref_vals.items()})
+        # the tilt (any value is valid) comes from the first pass's midpoints, so it differs
+        # in its last digits: the tilted masses compare after undoing it
+        scale = math.exp(ref[3] - got[3])
+        assert all(abs(a * scale - b) <= 1 + 1e-12 * b for a, b in zip(got[1], ref[1],
+                                                                        strict=True))
+        pairs = [*zip(got[0], ref[0], strict=True), (got[2], ref[2])]
+    else:
+        got = upper_atoms(step, idx, [low_vals[k][0] for k in idx], unit, bits, 30)
+        ref = upper_atoms(step, idx, [ref_vals[k][0] for k in idx], unit, bits)
+
+        def tails(atoms, inf):
+            out = [inf]
+            for a in reversed(atoms):
+                out.append(out[-1] + a)
+            return out
+
+        pairs = list(zip(tails(*got), tails(*ref), strict=True))
+    assert Counting.calls >= len(idx) - 1  # evaluated again
+    assert all(abs(a - b) <= 1 for a, b in pairs), pairs
+    assert any(b > 1 << 20 for _, b in pairs)  # masses of real size, not all near zero

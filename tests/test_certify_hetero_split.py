@@ -101,8 +101,9 @@ def test_forced_split_blocks_carry_tails_and_bracket_gdp(tail_mass, monkeypatch)
     _force_split(monkeypatch, tail_mass)
     comp = compose(_comp())
     d = comp.directions[0]
+    one_term = tail_mass / lattice_hetero.HETERO_TAIL_SCALE  # _law_multi scales it up
     up, low, _ = lattice_target._law_multi(comp, Resolution(8, 16), BITS, d, True, True,
-                                          tail_mass)
+                                          one_term)
     assert isinstance(up, SplitPLD) and up.tail.coeffs.length() > 0
     assert low.tail is not None and low.tail.q.coeffs.length() > 0
     with workprec(200):
