@@ -167,9 +167,9 @@ ONE_TERM_TAIL_Z = 1.0
 """One term, an eps query: the single-step points' relative tail test also runs from 1 rough
 standard deviation of the composed loss out where the curve is below the absolute tolerance and
 above 10 x the query's tail mass (``tail_z``, ``tail_mass`` of
-:func:`certify.lattice_adaptive.adaptive_points`; several terms: only beyond 7; see
-:func:`one_term_tail`), so that the loss tail that decides a small delta at small sampling
-rates gets its points. Tightness only."""
+:func:`certify.lattice_adaptive.adaptive_points`; several terms: at delta <= 1e-7 only,
+:func:`certify.lattice_hetero.hetero_tail_test`; see :func:`one_term_tail`), so that the loss
+tail that decides a small delta at small sampling rates gets its points. Tightness only."""
 
 
 def one_term_tail(tail_mass: float) -> tuple[float, float]:

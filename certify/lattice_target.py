@@ -216,19 +216,19 @@ def _law_multi(comp: Composition, res: Resolution, bits: int, direction: str, up
     sigma_m = math.sqrt(sum(c * st.rough_std() ** 2 for st, c in terms))
     terms = sorted(terms, key=lambda t: t[0].rough_std())
     counts = [c for _, c in terms]
-    var = [st.rough_std() ** 2 for st, _ in terms]
-    ratio = lattice_hetero.HETERO_TAIL_RATIO
-    tail_mass = lattice_hetero.hetero_tail_mass(tail_mass)
+    var, ratio = [st.rough_std() ** 2 for st, _ in terms], lattice_hetero.HETERO_TAIL_RATIO
+    prec = bits + HETERO_EVAL_GUARD if prec is None else prec
+    points = (hetero_initial(len(terms), res.single), prec,
+              lattice_hetero.hetero_tail_test(tail_mass))  # _term_points' last arguments
+    tail_mass = lattice_hetero.hetero_tail_mass(tail_mass)  # from here: the split mass
     up_ops, low_ops = hetero_ops(tail_mass, ratio)
     up = MultiPower(counts, var, res.composed, up_ops) if upper else None
     low = MultiPower(counts, var, res.composed, low_ops) if lower else None
     split = up_ops is not UPPER_OPS
-    evals, prec = 0, bits + HETERO_EVAL_GUARD if prec is None else prec
-    leaf = {"tail_mass": tail_mass, "ratio": ratio, "prec": prec}  # the split leaves' settings
+    evals, leaf = 0, {"tail_mass": tail_mass, "ratio": ratio, "prec": prec}  # split leaves
     for step, _ in terms:
         check_deadline("in the lattice terms")
-        _, unit, idx, values, tails = _term_points(step, total, res, bits, sigma_m,
-                                                   hetero_initial(len(terms), res.single), prec)
+        _, unit, idx, values, tails = _term_points(step, total, res, bits, sigma_m, *points)
         lattice_memory.check_block_memory(step, idx, res)
         evals += len(idx)  # cached or not: the work measure must not depend on the caches
         if up is not None:
