@@ -227,6 +227,7 @@ def hetero_tail_mass(tail_mass: float) -> float:
     delta >= 1e-5, 1e-3 delta below), at most 0.25."""
     return min(HETERO_TAIL_SCALE * tail_mass, 0.25)
 
+
 HETERO_MIN_SPAN = 2048
 """A several-term law spanning at most this many fine units stays one fine law (the one-term
 :data:`certify.lattice_split.MIN_SPAN` is 16384; tightness and time only). At 1000 noise
