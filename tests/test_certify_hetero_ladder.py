@@ -260,16 +260,22 @@ def test_heterogeneous_delta_query_meets_pld():
     assert abs(pld - hi) <= 1e-2 * hi
 
 
+def _levels_at_target(n: int, delta: float) -> Bound:
+    """eps of n noise levels (sigma 0.8..2.0, rate 0.01, 100 steps each) at delta, checked to
+    meet the default target without a warning."""
+    comp = [(PoissonSubsampledGaussian(0.8 + 1.2 * i / (n - 1), 0.01), 100) for i in range(n)]
+    b = target_epsilon_interval(comp, delta)
+    assert not any("above the target" in w for w in b.warnings)
+    assert b.upper_mpf - b.lower_mpf <= REL * b.upper_mpf
+    return b
+
+
 @pytest.mark.slow
 def test_1000_noise_levels_meet_the_target_within_the_default_work_budget():
     # issue 16: 1000 distinct noise levels (sigma 0.8..2.0) x 100 steps at rate 0.01 certified to
     # 1e-4 relative; the work budget is counted in evaluations, so this is machine-independent
     # (40-42 s of CPU on the 2-core reference machine: benchmarks/results/hetero_621fa8d.md)
-    n = 1000
-    comp = [(PoissonSubsampledGaussian(0.8 + 1.2 * i / (n - 1), 0.01), 100) for i in range(n)]
-    b = target_epsilon_interval(comp, 1e-5)
-    assert not any("above the target" in w for w in b.warnings)
-    assert b.upper_mpf - b.lower_mpf <= REL * b.upper_mpf
+    b = _levels_at_target(1000, 1e-5)
     assert b.inputs["single_step_evaluations"] <= lt.DEFAULT_EVALUATIONS
     assert 17.8 < float(b.lower_mpf) < float(b.upper_mpf) < 17.9
 
@@ -280,10 +286,6 @@ def test_several_terms_at_small_delta_get_the_single_step_tail_points():
     # (lattice_hetero.HETERO_TAIL_TEST_MASS) the ladder climbed (64, 64) 1.4e-3 -> (256, 256)
     # 2.6e-4 -> (512, 512), ~330 000 evaluations and 33 s; with it (64, 64) meets 1e-4 with
     # ~80 000 (work, not soundness: the brackets are the other tests').
-    n = 30
-    comp = [(PoissonSubsampledGaussian(0.8 + 1.2 * i / (n - 1), 0.01), 100) for i in range(n)]
-    b = target_epsilon_interval(comp, 1e-10)
-    assert not any("above the target" in w for w in b.warnings)
-    assert b.upper_mpf - b.lower_mpf <= REL * b.upper_mpf
+    b = _levels_at_target(30, 1e-10)
     assert b.inputs["resolution"]["single"] <= 64
     assert b.inputs["single_step_evaluations"] < 150_000
