@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .engine import DEFAULT_PRECISION
+
 __all__ = [
     "CARRY_KEYS",
     "HETERO_COARSE_SINGLE",
@@ -24,6 +26,7 @@ __all__ = [
     "HETERO_MANY_TERMS",
     "HETERO_MAX_JUMP",
     "HETERO_WIDTH_PER_LEVEL",
+    "evaluation_precision",
     "has_margin",
     "hetero_initial",
     "next_orders",
@@ -77,6 +80,13 @@ of :func:`certify.lattice_hetero.leaf_upper` / ``leaf_lower``, which run at this
 bits). 64 until 2026-12-03: 40 keeps a first level's 64 + 40 bits at two limbs where Arb's erfc
 is cheap (2.8 us at 104 bits, 3.7 us at 108, 4.2 us at 128, measured), ~2 s of the 1000-level
 final level (the same interval to 10 digits)."""
+
+
+def evaluation_precision(terms: int, bits: int) -> int:
+    """The Arb working precision of the single-step evaluations of a composition of ``terms``
+    distinct terms at ``bits`` fixed-point bits: ``DEFAULT_PRECISION + bits`` for one term,
+    ``bits + HETERO_EVAL_GUARD`` for several (the one rule of every caller)."""
+    return (DEFAULT_PRECISION if terms == 1 else HETERO_EVAL_GUARD) + bits
 
 HETERO_LAZY_STEP = 2
 """Several terms: an order that cannot be skipped is first recomputed this many levels above

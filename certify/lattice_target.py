@@ -56,11 +56,11 @@ from .lattice_grid import bounded_cache, check_params, epsilon_query_bits, latti
 from .lattice_hetero import MultiPower, hetero_ops, leaf_lower, leaf_upper
 from .lattice_hetero_ladder import (  # the HETERO_* constants also read from here
     HETERO_COST_OFFSET,  # noqa: F401
-    HETERO_EVAL_GUARD,
     HETERO_INITIAL,
     HETERO_LAZY_STEP,
     HETERO_MAX_JUMP,
     HETERO_WIDTH_PER_LEVEL,
+    evaluation_precision,
     has_margin,
     hetero_initial,
     next_orders,
@@ -153,7 +153,7 @@ def _term_points(step: Any, total: int, res: Resolution, bits: int, sigma_m: flo
     unit = unit_below(s1 / res.single)
     tau = s1 / (20.0 * res.single**2)
     tails = {} if step.shared_tails else None
-    prec = DEFAULT_PRECISION + bits if prec is None else prec
+    prec = evaluation_precision(1, bits) if prec is None else prec
     idx, values = adaptive_points(step, total, unit, tau, prec, sigma_m,
                                   float(res.single) ** 2, tails, initial, *(tail or ()),
                                   memo=evaluation_memo(step, prec, tails is not None))
@@ -217,7 +217,7 @@ def _law_multi(comp: Composition, res: Resolution, bits: int, direction: str, up
     terms = sorted(terms, key=lambda t: t[0].rough_std())
     counts = [c for _, c in terms]
     var, ratio = [st.rough_std() ** 2 for st, _ in terms], lattice_hetero.HETERO_TAIL_RATIO
-    prec = bits + HETERO_EVAL_GUARD if prec is None else prec
+    prec = evaluation_precision(len(terms), bits) if prec is None else prec
     points = (hetero_initial(len(terms), res.single), prec,
               lattice_hetero.hetero_tail_test(tail_mass))  # _term_points' last arguments
     tail_mass = lattice_hetero.hetero_tail_mass(tail_mass)  # from here: the split mass
@@ -580,7 +580,7 @@ def _refine(once, comp: Composition, x: arb, rel_width: Any, bits: int | None) -
     # upper end is below another's at this level is not recomputed: _epsilon_once)
     extra: dict[str, Any] = {"carry": {}}
     # one Arb precision on every level (evaluation_memo), whatever the level's bits
-    extra["prec"] = (DEFAULT_PRECISION if len(comp.terms) == 1 else HETERO_EVAL_GUARD) + b
+    extra["prec"] = evaluation_precision(len(comp.terms), b)
     for _ in range(len(LEVELS)):
         res = LEVELS[i]
         level_bits = (lattice_jump.probe_bits if probe else lattice_jump.level_bits)(b, drop)
